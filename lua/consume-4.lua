@@ -1,0 +1,34 @@
+--[[
+  Use a claimed token for good, after the order committed. The claim id fences
+  it: a claim that lapsed and was taken over by another cannot consume.
+  Idempotent: a consumed claim id is remembered, so a repeat answers 1 again.
+
+  KEYS[1] tokens    hash member -> token record
+  KEYS[2] active    zset member -> token deadline (ms)
+  KEYS[3] leases    zset member -> claim lease expiry (ms)
+  KEYS[4] consumed  zset claim id -> forget-after (ms)
+
+  ARGV[1] member id   ARGV[2] claim id   ARGV[3] how long to remember the consume (ms)
+
+  Returns 1 consumed (now or before), 0 taken over by another claim or expired.
+]]
+--- @include "now"
+--- @include "tokenRecord"
+
+local member, claimId, remember = ARGV[1], ARGV[2], tonumber(ARGV[3])
+if not (member and claimId and claimId ~= '' and remember and remember > 0) then
+  return redis.error_reply('ERR waitgate: bad consume arguments')
+end
+local now = nowMs()
+
+local forgetAt = tonumber(redis.call('ZSCORE', KEYS[4], claimId))
+if forgetAt and forgetAt > now then return 1 end
+local record = parseRecord(redis.call('HGET', KEYS[1], member))
+if not record or record.claimId ~= claimId or deadlineOf(record) <= now then return 0 end
+
+redis.call('HDEL', KEYS[1], member)
+redis.call('ZREM', KEYS[2], member)
+redis.call('ZREM', KEYS[3], member)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+redis.call('ZADD', KEYS[4], now + remember, claimId)
+return 1

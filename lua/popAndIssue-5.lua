@@ -1,0 +1,85 @@
+--[[
+  Admit: refill the shared token bucket, reap expired tokens, then pop the head
+  of the queue and issue a token to each popped member, all in one step, so a
+  member is always either waiting or holding a token.
+
+  KEYS[1] waiting  zset member -> entry sequence
+  KEYS[2] tokens   hash member -> token record
+  KEYS[3] active   zset member -> token deadline (ms)
+  KEYS[4] leases   zset member -> claim lease expiry (ms)
+  KEYS[5] meta     hash: bt/bts (bucket tokens, refill time), ws/wc/wp/wf
+                   (admission window), al (last admit id)
+
+  ARGV[1] rate per second   ARGV[2] burst    ARGV[3] maxActive (-1: no cap)
+  ARGV[4] token TTL (ms)    ARGV[5] admission window length (ms)
+  ARGV[6] admit id (a repeated id is a re-sent call: it admits nothing)
+  ARGV[7..] fresh tokens, one per member that may be admitted
+
+  Returns { expiresAtMs, activeAfter, member1, member2, ... }; member i got ARGV[6 + i].
+]]
+--- @include "now"
+--- @include "tokenRecord"
+
+local rate, burst, maxActive = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local ttl, windowMs, admitId = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+if not (rate and rate > 0 and burst and burst >= 1 and maxActive and ttl and ttl > 0
+        and windowMs and windowMs > 0 and admitId and admitId ~= '') then
+  return redis.error_reply('ERR waitgate: bad admit arguments')
+end
+local now = nowMs()
+local expiresAt = now + ttl
+
+-- Reap tokens whose deadline passed, and lapsed leases, before counting.
+local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+for i = 1, #expired do redis.call('HDEL', KEYS[2], expired[i]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+local active = redis.call('ZCARD', KEYS[3])
+
+local meta = redis.call('HMGET', KEYS[5], 'bt', 'bts', 'ws', 'wc', 'wp', 'wf', 'al')
+if meta[7] == admitId then return { int(expiresAt), active } end
+
+-- Token bucket: a new queue starts full; a clock that stepped back refills nothing.
+local tokens, refilledAt = tonumber(meta[1]), tonumber(meta[2])
+if not tokens then tokens, refilledAt = burst, now end
+if now > refilledAt then
+  tokens = math.min(burst, tokens + (now - refilledAt) * rate / 1000)
+  refilledAt = now
+end
+
+local waiting = redis.call('ZCARD', KEYS[1])
+local n = math.min(math.floor(tokens + 1e-9), burst, #ARGV - 6, waiting)
+if maxActive >= 0 then n = math.min(n, maxActive - active) end
+if n < 0 then n = 0 end
+
+local reply = { int(expiresAt), active + n }
+if n > 0 then
+  local popped = redis.call('ZPOPMIN', KEYS[1], n)
+  for i = 1, #popped, 2 do
+    local member = popped[i]
+    local record = { tokenExp = expiresAt, claimExp = 0, claimId = '', token = ARGV[6 + (i + 1) / 2] }
+    redis.call('HSET', KEYS[2], member, formatRecord(record))
+    redis.call('ZADD', KEYS[3], expiresAt, member)
+    reply[#reply + 1] = member
+  end
+  tokens = tokens - n
+end
+
+-- Admission window (two fixed windows, read as a sliding one by the caller). Only
+-- admissions that left members waiting count: a call that drained the queue shows
+-- the demand, not the rate the queue can move at.
+local ws, wc, wp, wf = tonumber(meta[3]) or now, tonumber(meta[4]) or 0, tonumber(meta[5]) or 0, meta[6]
+if now - ws >= 2 * windowMs then
+  ws, wc, wp = now, 0, 0
+elseif now - ws >= windowMs then
+  ws, wc, wp = ws + windowMs, 0, wc
+end
+if n > 0 and waiting > n then
+  if wc == 0 and wp == 0 then wf = int(now) end
+  wc = wc + n
+end
+
+redis.call('HSET', KEYS[5], 'bt', string.format('%.6f', tokens), 'bts', int(refilledAt),
+  'ws', int(ws), 'wc', wc, 'wp', wp, 'al', admitId)
+if wf then redis.call('HSET', KEYS[5], 'wf', wf) end
+return reply

@@ -1,0 +1,20 @@
+#!lua flags=no-writes
+--[[
+  Queue counters, read-only.
+
+  KEYS[1] waiting  zset member -> entry sequence
+  KEYS[2] active   zset member -> token deadline (ms)
+  KEYS[3] leases   zset member -> claim lease expiry (ms)
+  KEYS[4] meta     hash: admission window
+
+  Returns { waiting, active, claimed, nowMs, windowStart, windowCurrent,
+            windowPrevious, windowFirst }.
+]]
+--- @include "now"
+
+local now = nowMs()
+local window = redis.call('HMGET', KEYS[4], 'ws', 'wc', 'wp', 'wf')
+return { redis.call('ZCARD', KEYS[1]),
+         redis.call('ZCOUNT', KEYS[2], '(' .. int(now), '+inf'),
+         redis.call('ZCOUNT', KEYS[3], '(' .. int(now), '+inf'),
+         now, window[1], window[2], window[3], window[4] }

@@ -1,0 +1,36 @@
+// waitgate: a virtual waiting queue in front of an order API. Core, stores, errors and types.
+
+export { WaitingQueue, type WaitingQueueEvents } from './waiting-queue.js';
+export type { Admitter, AdmitterOptions } from './admitter.js';
+export { RedisStore, type RedisStoreOptions, type RedisClientLike } from './store/redis-store.js';
+export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
+export {
+  WaitgateError,
+  WaitgateConfigError,
+  InvalidMemberIdError,
+  EntryTokenError,
+  StoreUnavailableError,
+  isWaitgateError,
+  type EntryTokenErrorCode,
+} from './errors.js';
+export { normalizeMemberId, type MemberId } from './member-id.js';
+export { DEFAULT_POLLING_INTERVALS, type WaitingQueueOptions, type PollingTier, type QueueConfig } from './options.js';
+export type {
+  Position,
+  PositionStatus,
+  Admission,
+  AdmittedMember,
+  Claim,
+  QueueStats,
+  Store,
+  StoreWarning,
+  MemberSnapshot,
+  AdmissionWindow,
+  AdmitRequest,
+  AdmitResult,
+  ClaimRequest,
+  ClaimResult,
+  SettleRequest,
+  ConsumeRequest,
+  StatsSnapshot,
+} from './types.js';

@@ -1,0 +1,136 @@
+// WaitingQueue options: one strict zod schema, defaults, and the resolved config the queue runs on.
+
+import { z } from 'zod';
+import { WaitgateConfigError } from './errors.js';
+import type { Store } from './types.js';
+
+/** One polling tier: members with rank below `belowRank` poll every `seconds`. The last tier has no `belowRank`. */
+export interface PollingTier {
+  belowRank?: number;
+  seconds: number;
+}
+
+/** Options of {@link WaitingQueue}. Only `store` is required. */
+export interface WaitingQueueOptions {
+  /** A `RedisStore`, a `MemoryStore`, or any object implementing {@link Store}. */
+  store: Store;
+  /** Queue name, 1–64 of `[A-Za-z0-9._-]`. Several queues can share one store. Default `'default'`. */
+  name?: string;
+  /** Global admission rate, shared by every instance on the same store and name. Default 50. */
+  admitRatePerSecond?: number;
+  /** Bucket capacity: the most one `admit()` can admit (1–10,000). Default: the rate, rounded down, at least 1. */
+  admitBurst?: number;
+  /** The most members holding a token (READY or CLAIMED) at once. Default null (no cap). */
+  maxActive?: number | null;
+  /** How long an issued token stays valid if unused, in seconds. Default 300. */
+  entryTokenTtlSeconds?: number;
+  /** Lease of a claim in seconds; a claimed token never expires before its lease ends. Default 30. */
+  claimTtlSeconds?: number;
+  /** Polling tiers by rank. Default `[{ belowRank: 100, seconds: 1 }, { belowRank: 1000, seconds: 3 }, { seconds: 5 }]`. */
+  pollingIntervals?: readonly PollingTier[];
+  /** Every store call settles within this many milliseconds or fails with `StoreUnavailableError`. Default 1000. */
+  operationTimeoutMs?: number;
+}
+
+/** The options after defaults, in the units the queue works in. */
+export interface QueueConfig {
+  store: Store;
+  name: string;
+  admitRatePerSecond: number;
+  admitBurst: number;
+  maxActive: number | null;
+  entryTokenTtlMs: number;
+  claimTtlMs: number;
+  pollingIntervals: readonly PollingTier[];
+  operationTimeoutMs: number;
+}
+
+export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
+  { belowRank: 100, seconds: 1 },
+  { belowRank: 1000, seconds: 3 },
+  { seconds: 5 },
+]);
+
+export const QUEUE_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+export const MAX_BURST = 10_000;
+const DAY_SECONDS = 86_400;
+
+const STORE_METHODS = ['enter', 'position', 'admit', 'claim', 'consume', 'release', 'leave', 'stats'] as const;
+
+function isStore(value: unknown): value is Store {
+  return typeof value === 'object' && value !== null && STORE_METHODS.every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
+}
+
+const seconds = (max: number) => z.number().finite().min(0.001).max(max);
+
+const tierSchema = z.strictObject({
+  belowRank: z.number().int().min(1).optional(),
+  seconds: seconds(3600),
+});
+
+const pollingSchema = z
+  .array(tierSchema)
+  .min(1)
+  .superRefine((tiers, ctx) => {
+    tiers.forEach((tier, i) => {
+      const last = i === tiers.length - 1;
+      if (last && tier.belowRank !== undefined) {
+        ctx.addIssue({ code: 'custom', path: [i, 'belowRank'], message: 'the last tier must have no belowRank (it covers every rank)' });
+      }
+      if (!last && tier.belowRank === undefined) {
+        ctx.addIssue({ code: 'custom', path: [i, 'belowRank'], message: 'every tier but the last needs a belowRank' });
+      }
+      const previous = tiers[i - 1]?.belowRank;
+      if (previous !== undefined && tier.belowRank !== undefined && tier.belowRank <= previous) {
+        ctx.addIssue({ code: 'custom', path: [i, 'belowRank'], message: 'belowRank must increase from tier to tier' });
+      }
+    });
+  });
+
+const optionsSchema = z.strictObject({
+  store: z.custom<Store>(isStore, 'must be a RedisStore, a MemoryStore or an object implementing Store'),
+  name: z.string().regex(QUEUE_NAME, 'must be 1-64 characters of A-Z a-z 0-9 . _ -').default('default'),
+  admitRatePerSecond: z.number().finite().gt(0).max(1_000_000).default(50),
+  admitBurst: z.number().int().min(1).max(MAX_BURST).optional(),
+  maxActive: z.number().int().min(1).nullable().default(null),
+  entryTokenTtlSeconds: seconds(7 * DAY_SECONDS).default(300),
+  claimTtlSeconds: seconds(DAY_SECONDS).default(30),
+  pollingIntervals: pollingSchema.default(() => [...DEFAULT_POLLING_INTERVALS]),
+  operationTimeoutMs: z.number().int().min(1).max(600_000).default(1000),
+});
+
+/**
+ * Validates options against one strict schema and resolves the defaults.
+ * @throws {@link WaitgateConfigError} naming the first unknown or bad option.
+ */
+export function parseQueueOptions(options: unknown): QueueConfig {
+  const parsed = parseStrict(optionsSchema, options ?? {});
+  return {
+    store: parsed.store,
+    name: parsed.name,
+    admitRatePerSecond: parsed.admitRatePerSecond,
+    admitBurst: parsed.admitBurst ?? Math.min(MAX_BURST, Math.max(1, Math.floor(parsed.admitRatePerSecond))),
+    maxActive: parsed.maxActive,
+    entryTokenTtlMs: Math.round(parsed.entryTokenTtlSeconds * 1000),
+    claimTtlMs: Math.round(parsed.claimTtlSeconds * 1000),
+    pollingIntervals: Object.freeze(parsed.pollingIntervals.map((tier) => Object.freeze({ ...tier }))),
+    operationTimeoutMs: parsed.operationTimeoutMs,
+  };
+}
+
+/**
+ * Parses with a zod schema, turning the first issue into a {@link WaitgateConfigError}
+ * that names the option. Shared by every options object of the package.
+ */
+export function parseStrict<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new WaitgateConfigError('options', 'must be an object');
+  }
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  if (issue.code === 'unrecognized_keys') {
+    throw new WaitgateConfigError(issue.keys.join(', '), 'unknown option (check the spelling)');
+  }
+  throw new WaitgateConfigError(issue.path.map(String).join('.') || 'options', issue.message);
+}

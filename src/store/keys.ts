@@ -1,0 +1,34 @@
+// The key schema: a fixed, small set of keys per queue, all under one hash tag.
+
+/** Every key of one queue. No key is per member, so a queue's size is measurable and it can be deleted whole. */
+export interface QueueKeys {
+  /** zset member -> entry sequence (FIFO order). */
+  waiting: string;
+  /** hash member -> token record. */
+  tokens: string;
+  /** zset member -> token deadline (ms): who holds a live token. */
+  active: string;
+  /** zset member -> claim lease expiry (ms). */
+  leases: string;
+  /** zset claim id -> forget-after (ms): consumed claims, for idempotent consume. */
+  consumed: string;
+  /** hash: entry sequence, token bucket, admission window, last admit id. */
+  meta: string;
+}
+
+/** The hash tag shared by a queue's keys: `{<prefix>:<name>}`. In Redis Cluster they all live in its slot. */
+export function hashTag(prefix: string, name: string): string {
+  return `{${prefix}:${name}}`;
+}
+
+export function queueKeys(prefix: string, name: string): QueueKeys {
+  const tag = hashTag(prefix, name);
+  return {
+    waiting: `${tag}:waiting`,
+    tokens: `${tag}:tokens`,
+    active: `${tag}:active`,
+    leases: `${tag}:leases`,
+    consumed: `${tag}:consumed`,
+    meta: `${tag}:meta`,
+  };
+}

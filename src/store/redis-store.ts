@@ -1,0 +1,218 @@
+// RedisStore: every state change is one Lua script from lua/, registered with ioredis defineCommand.
+
+import { z } from 'zod';
+import { WaitgateConfigError } from '../errors.js';
+import { parseStrict } from '../options.js';
+import type {
+  AdmissionWindow,
+  AdmitRequest,
+  AdmitResult,
+  ClaimRequest,
+  ClaimResult,
+  ConsumeRequest,
+  MemberSnapshot,
+  SettleRequest,
+  StatsSnapshot,
+  Store,
+  StoreWarning,
+} from '../types.js';
+import { queueKeys, type QueueKeys } from './keys.js';
+import { scripts, type ScriptName } from './lua.generated.js';
+import { CLAIM_STATUS, POSITION_STATUS } from './status-codes.js';
+
+/**
+ * The part of an ioredis `Redis` or `Cluster` that RedisStore uses. Declared here
+ * so that users of the memory store alone need no ioredis types.
+ */
+export interface RedisClientLike {
+  defineCommand(name: string, definition: { lua: string; numberOfKeys?: number; readOnly?: boolean }): void;
+  info(section: string): Promise<string>;
+  options?: { keyPrefix?: string } | object;
+  isCluster?: boolean;
+  nodes?(role: 'master'): Array<{ info(section: string): Promise<string> }>;
+}
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /** An ioredis `Redis` or `Cluster`. Set `commandTimeout` and `maxRetriesPerRequest: 1` on it for fast failure. */
+  client: RedisClientLike;
+  /** First part of every key's hash tag, `{<prefix>:<queue>}`. 1–64 of `[A-Za-z0-9._-]`. Default `'waitgate'`. */
+  prefix?: string;
+}
+
+const optionsSchema = z.strictObject({
+  client: z.custom<RedisClientLike>(
+    (c) => typeof c === 'object' && c !== null && typeof (c as RedisClientLike).defineCommand === 'function',
+    'must be an ioredis Redis or Cluster client',
+  ),
+  prefix: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -').default('waitgate'),
+});
+
+type Reply = Array<string | number | null>;
+
+/**
+ * A {@link Store} on Redis 7+ (single node or Cluster) through ioredis. Every
+ * operation is one atomic Lua script using Redis `TIME`; a queue's keys share the
+ * hash tag `{<prefix>:<name>}`. Scripts are loaded with EVALSHA and re-sent with
+ * EVAL after a `SCRIPT FLUSH` or failover (ioredis handles NOSCRIPT).
+ *
+ * @example
+ * ```ts
+ * import Redis from 'ioredis';
+ * const store = new RedisStore({ client: new Redis({ maxRetriesPerRequest: 1, commandTimeout: 1000 }) });
+ * ```
+ * @throws {@link WaitgateConfigError} for a bad option, or a client with `keyPrefix` set.
+ */
+export class RedisStore implements Store {
+  readonly prefix: string;
+  readonly #client: RedisClientLike;
+  readonly #commands: Record<ScriptName, string>;
+  readonly #keys = new Map<string, QueueKeys>();
+  #warnings: Promise<StoreWarning[]> | undefined;
+
+  constructor(options: RedisStoreOptions) {
+    const parsed = parseStrict(optionsSchema, options);
+    const keyPrefix = (parsed.client.options as { keyPrefix?: string } | undefined)?.keyPrefix;
+    if (keyPrefix) {
+      throw new WaitgateConfigError('client', 'the ioredis keyPrefix option is not supported (it would move keys out of the hash tag); use the RedisStore prefix option instead');
+    }
+    this.#client = parsed.client;
+    this.prefix = parsed.prefix;
+    this.#commands = defineScripts(parsed.client);
+  }
+
+  async enter(queue: string, memberId: string): Promise<MemberSnapshot> {
+    const k = this.#keysOf(queue);
+    return decodeSnapshot(await this.#run<Reply>('enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta], [memberId]));
+  }
+
+  async position(queue: string, memberId: string): Promise<MemberSnapshot> {
+    const k = this.#keysOf(queue);
+    return decodeSnapshot(await this.#run<Reply>('position', [k.waiting, k.tokens, k.meta], [memberId]));
+  }
+
+  async admit(queue: string, request: AdmitRequest): Promise<AdmitResult> {
+    const k = this.#keysOf(queue);
+    const reply = await this.#run<Reply>('popAndIssue', [k.waiting, k.tokens, k.active, k.leases, k.meta], [
+      request.ratePerSecond,
+      request.burst,
+      request.maxActive ?? -1,
+      request.tokenTtlMs,
+      request.windowMs,
+      request.admitId,
+      ...request.tokens,
+    ]);
+    const members = reply.slice(2).map(String);
+    return {
+      expiresAt: Number(reply[0]),
+      active: Number(reply[1]),
+      admitted: members.map((memberId, i) => ({ memberId, entryToken: request.tokens[i]! })),
+    };
+  }
+
+  async claim(queue: string, request: ClaimRequest): Promise<ClaimResult> {
+    const k = this.#keysOf(queue);
+    const reply = await this.#run<Reply>('claimToken', [k.tokens, k.active, k.leases], [request.memberId, request.token, request.claimId, request.leaseMs]);
+    const status = CLAIM_STATUS[Number(reply[0])];
+    if (status === 'CLAIMED') return { status, expiresAt: Number(reply[1]) };
+    if (status === 'INVALID' || status === 'IN_USE') return { status };
+    throw new Error(`claimToken replied with an unknown status ${String(reply[0])}`);
+  }
+
+  async consume(queue: string, request: ConsumeRequest): Promise<boolean> {
+    const k = this.#keysOf(queue);
+    return (await this.#run('consume', [k.tokens, k.active, k.leases, k.consumed], [request.memberId, request.claimId, request.rememberMs])) === 1;
+  }
+
+  async release(queue: string, request: SettleRequest): Promise<boolean> {
+    const k = this.#keysOf(queue);
+    return (await this.#run('release', [k.tokens, k.active, k.leases], [request.memberId, request.claimId])) === 1;
+  }
+
+  async leave(queue: string, memberId: string): Promise<boolean> {
+    const k = this.#keysOf(queue);
+    return (await this.#run('leave', [k.waiting, k.tokens, k.active, k.leases], [memberId])) === 1;
+  }
+
+  async stats(queue: string): Promise<StatsSnapshot> {
+    const k = this.#keysOf(queue);
+    const r = await this.#run<Reply>('stats', [k.waiting, k.active, k.leases, k.meta], []);
+    return { waiting: Number(r[0]), active: Number(r[1]), claimed: Number(r[2]), now: Number(r[3]), window: decodeWindow(r, 4) };
+  }
+
+  /**
+   * Checks once that every Redis node evicts nothing (`maxmemory-policy noeviction`):
+   * an evicted queue key loses members. Reads `INFO memory`, which a least-privilege ACL user may run.
+   */
+  warnings(): Promise<StoreWarning[]> {
+    this.#warnings ??= checkEvictionPolicy(this.#client);
+    return this.#warnings;
+  }
+
+  /** The keys of one queue; `queue` was validated by WaitingQueue. */
+  #keysOf(queue: string): QueueKeys {
+    let keys = this.#keys.get(queue);
+    if (!keys) this.#keys.set(queue, (keys = queueKeys(this.prefix, queue)));
+    return keys;
+  }
+
+  /** Runs one script; `R` is its reply shape, as its header documents. */
+  #run<R extends Reply | number>(script: ScriptName, keys: string[], args: Array<string | number>): Promise<R> {
+    const command = (this.#client as unknown as Record<string, (...a: Array<string | number>) => Promise<R>>)[this.#commands[script]]!;
+    return command.call(this.#client, ...keys, ...args);
+  }
+}
+
+/** Registers each script under a name carrying its hash, so two waitgate versions on one client never collide. */
+function defineScripts(client: RedisClientLike): Record<ScriptName, string> {
+  const names = {} as Record<ScriptName, string>;
+  for (const [name, script] of Object.entries(scripts) as Array<[ScriptName, (typeof scripts)[ScriptName]]>) {
+    const command = `waitgate_${name}_${script.sha1.slice(0, 12)}`;
+    if (typeof (client as unknown as Record<string, unknown>)[command] !== 'function') {
+      client.defineCommand(command, { lua: script.lua, numberOfKeys: script.numberOfKeys, readOnly: script.readOnly });
+    }
+    names[name] = command;
+  }
+  return names;
+}
+
+function decodeSnapshot(r: Reply): MemberSnapshot {
+  const status = POSITION_STATUS[Number(r[0])];
+  if (!status) throw new Error(`position replied with an unknown status ${String(r[0])}`);
+  return {
+    status,
+    rank: r[1] === null ? null : Number(r[1]),
+    totalWaiting: Number(r[2]),
+    entryToken: r[3] === null ? null : String(r[3]),
+    entryTokenExpiresAt: r[4] === null ? null : Number(r[4]),
+    now: Number(r[5]),
+    window: decodeWindow(r, 6),
+  };
+}
+
+function decodeWindow(r: Reply, at: number): AdmissionWindow {
+  const num = (v: string | number | null | undefined) => (v === null || v === undefined ? null : Number(v));
+  return { start: num(r[at]), current: num(r[at + 1]) ?? 0, previous: num(r[at + 2]) ?? 0, first: num(r[at + 3]) };
+}
+
+async function checkEvictionPolicy(client: RedisClientLike): Promise<StoreWarning[]> {
+  const nodes = client.isCluster && client.nodes ? client.nodes('master') : [client];
+  const warnings: StoreWarning[] = [];
+  for (const node of nodes) {
+    let policy: string | undefined;
+    try {
+      policy = /^maxmemory_policy:(\S+)/m.exec(await node.info('memory'))?.[1];
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      warnings.push({ code: 'EVICTION_POLICY_UNKNOWN', message: `Could not read maxmemory-policy (INFO memory failed: ${reason}); waitgate needs noeviction.` });
+      continue;
+    }
+    if (policy !== undefined && policy !== 'noeviction') {
+      warnings.push({
+        code: 'EVICTION_POLICY',
+        message: `Redis maxmemory-policy is "${policy}": Redis may evict waitgate's keys and lose waiting members. Set maxmemory-policy noeviction.`,
+      });
+    }
+  }
+  return warnings;
+}

@@ -1,0 +1,40 @@
+// Entry tokens, claim ids and token ids: generation and cheap shape checks.
+
+import { createHash, randomBytes } from 'node:crypto';
+
+/** 32 random bytes, base64url: 43 characters. */
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const CLAIM_ID_SHAPE = /^[A-Za-z0-9_-]{22}$/;
+
+/** A fresh entry token: 256 bits from the OS CSPRNG. */
+export function newEntryToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** A fresh claim id (128 bits): fences a claim and makes its scripts idempotent. */
+export function newClaimId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** A fresh id for one admit call, so a re-sent call admits nothing twice. */
+export function newAdmitId(): string {
+  return randomBytes(12).toString('base64url');
+}
+
+/** True when the string could be a token we issued; anything else is refused without a store call. */
+export function hasTokenShape(token: string): boolean {
+  return TOKEN_SHAPE.test(token);
+}
+
+/** True when the string could be a claim id we generated. */
+export function hasClaimIdShape(claimId: unknown): claimId is string {
+  return typeof claimId === 'string' && CLAIM_ID_SHAPE.test(claimId);
+}
+
+/**
+ * The stable, non-secret id of a token: the first 128 bits of its SHA-256, hex.
+ * Meant for a UNIQUE column in the order table; it cannot be turned back into the token.
+ */
+export function tokenIdOf(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 32);
+}

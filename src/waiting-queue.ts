@@ -1,0 +1,250 @@
+// WaitingQueue: the public API. Validates input, delegates each operation to the store, emits events.
+
+import { EventEmitter } from 'node:events';
+import { ADMISSION_WINDOW_MS, observedRate } from './admission-window.js';
+import { startTimer, type Admitter, type AdmitterOptions } from './admitter.js';
+import { EntryTokenError, WaitgateConfigError } from './errors.js';
+import { normalizeMemberId, type MemberId } from './member-id.js';
+import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
+import { buildPosition } from './position.js';
+import { withTimeout } from './store/with-timeout.js';
+import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
+import type { Admission, AdmittedMember, Claim, Position, PositionStatus, QueueStats, Store, StoreWarning } from './types.js';
+
+/** Events of a {@link WaitingQueue} and their listener arguments. */
+export interface WaitingQueueEvents {
+  /** Members admitted by one `admit()` call, in FIFO order. Never carries tokens. */
+  admitted: [members: AdmittedMember[]];
+  /** An error in background work (the admitter). Without a listener it goes to `process.emitWarning`. */
+  error: [error: Error];
+  /** A set-up problem of the store that can lose members, e.g. a Redis eviction policy other than noeviction. Once per queue. */
+  warning: [warning: StoreWarning];
+}
+
+type Listener<E extends keyof WaitingQueueEvents> = (...args: WaitingQueueEvents[E]) => void;
+
+/**
+ * A virtual waiting queue in front of an order API.
+ *
+ * @example
+ * ```ts
+ * const queue = new WaitingQueue({ store: new MemoryStore(), name: 'orders', admitRatePerSecond: 50 });
+ * await queue.enter('member-1');          // { status: 'WAITING', rank: 0, ... }
+ * await queue.admit();                     // [{ memberId: 'member-1', entryToken, expiresAt }]
+ * const { entryToken } = (await queue.token('member-1'))!;
+ * const claim = await queue.claim('member-1', entryToken);
+ * // ... commit the order, storing claim.tokenId under a UNIQUE constraint ...
+ * await queue.consume(claim);
+ * ```
+ */
+export class WaitingQueue {
+  /** The queue name. */
+  readonly name: string;
+  readonly #config: QueueConfig;
+  readonly #store: Store;
+  readonly #events = new EventEmitter();
+  #checkedStore = false;
+
+  /** @throws {@link WaitgateConfigError} naming an unknown or bad option. */
+  constructor(options: WaitingQueueOptions) {
+    this.#config = parseQueueOptions(options);
+    this.#store = this.#config.store;
+    this.name = this.#config.name;
+  }
+
+  /** The options in force, defaults applied (times in milliseconds). */
+  get config(): Readonly<Omit<QueueConfig, 'store'>> {
+    const { store: _store, ...config } = this.#config;
+    return config;
+  }
+
+  /**
+   * Joins the queue unless the member is already waiting or holds a token; then it
+   * changes nothing (the rank is kept). Safe to retry.
+   * @returns the position after the call.
+   * @throws {@link InvalidMemberIdError} before any store call; {@link StoreUnavailableError}.
+   */
+  async enter(memberId: MemberId): Promise<Position> {
+    const id = normalizeMemberId(memberId);
+    return this.#position(await this.#call('enter', (s) => s.enter(this.name, id)));
+  }
+
+  /**
+   * Reads where a member stands; changes nothing.
+   * @throws {@link InvalidMemberIdError}; {@link StoreUnavailableError}.
+   */
+  async position(memberId: MemberId): Promise<Position> {
+    const id = normalizeMemberId(memberId);
+    return this.#position(await this.#call('position', (s) => s.position(this.name, id)));
+  }
+
+  /** The member's status alone. */
+  async state(memberId: MemberId): Promise<PositionStatus> {
+    return (await this.position(memberId)).status;
+  }
+
+  /** The member's live token, or null when it holds none. */
+  async token(memberId: MemberId): Promise<{ entryToken: string; expiresAt: number } | null> {
+    const p = await this.position(memberId);
+    return p.status === 'READY' && p.entryToken !== null && p.entryTokenExpiresAt !== null
+      ? { entryToken: p.entryToken, expiresAt: p.entryTokenExpiresAt }
+      : null;
+  }
+
+  /**
+   * Admits from the head of the queue, in FIFO order, as many as the shared token
+   * bucket, `admitBurst`, `maxActive` and the queue length allow, and issues each a
+   * token. Emits `admitted` when any member was admitted.
+   * @throws {@link StoreUnavailableError} (a repeat is safe: it can never exceed the bucket).
+   */
+  async admit(): Promise<Admission[]> {
+    const c = this.#config;
+    const tokens = Array.from({ length: c.admitBurst }, newEntryToken);
+    const result = await this.#call('admit', (s) =>
+      s.admit(this.name, {
+        ratePerSecond: c.admitRatePerSecond,
+        burst: c.admitBurst,
+        maxActive: c.maxActive,
+        tokenTtlMs: c.entryTokenTtlMs,
+        windowMs: ADMISSION_WINDOW_MS,
+        admitId: newAdmitId(),
+        tokens,
+      }),
+    );
+    const admissions = result.admitted.map((a) => ({ memberId: a.memberId, entryToken: a.entryToken, expiresAt: result.expiresAt }));
+    if (admissions.length > 0) {
+      this.#events.emit('admitted', admissions.map(({ memberId, expiresAt }) => ({ memberId, expiresAt })));
+    }
+    return admissions;
+  }
+
+  /**
+   * Calls `admit()` every `intervalMs` on an unref'd timer. Errors are emitted as
+   * `error` events, never thrown out of the timer. Safe to run on every instance.
+   */
+  startAdmitter(options: AdmitterOptions = {}): Admitter {
+    const intervalMs = options.intervalMs ?? 1000;
+    if (!Number.isFinite(intervalMs) || intervalMs < 1) {
+      throw new WaitgateConfigError('intervalMs', 'must be a number of milliseconds >= 1');
+    }
+    return startTimer(async () => {
+      try {
+        await this.admit();
+      } catch (error) {
+        this.#emitError(error instanceof Error ? error : new Error(String(error)));
+      }
+    }, intervalMs);
+  }
+
+  /**
+   * Claims the member's token for one request (READY -> CLAIMED under a lease of
+   * `claimTtlSeconds`). Call `consume` after the order committed, `release` after it rolled back.
+   * @throws {@link EntryTokenError} `MISSING` (empty), `INVALID` (not this member's
+   *   live token), `IN_USE` (claimed by another live lease); {@link InvalidMemberIdError};
+   *   {@link StoreUnavailableError} (retrying is safe).
+   */
+  async claim(memberId: MemberId, token: string | null | undefined): Promise<Claim> {
+    const id = normalizeMemberId(memberId);
+    if (token === undefined || token === null || token === '') throw new EntryTokenError('MISSING');
+    if (typeof token !== 'string' || !hasTokenShape(token)) throw new EntryTokenError('INVALID');
+    const claimId = newClaimId();
+    const result = await this.#call('claim', (s) => s.claim(this.name, { memberId: id, token, claimId, leaseMs: this.#config.claimTtlMs }));
+    if (result.status !== 'CLAIMED') throw new EntryTokenError(result.status);
+    return { memberId: id, claimId, tokenId: tokenIdOf(token), expiresAt: result.expiresAt };
+  }
+
+  /**
+   * Uses the claimed token for good, after the order committed.
+   * @returns true if no other claim took the token over and it had not expired
+   *   (repeating a successful consume answers true again); false otherwise.
+   * @throws {@link StoreUnavailableError} (retrying is safe).
+   */
+  async consume(claim: Claim): Promise<boolean> {
+    const settle = this.#settleRequest(claim);
+    if (!settle) return false;
+    const rememberMs = this.#config.entryTokenTtlMs + this.#config.claimTtlMs;
+    return this.#call('consume', (s) => s.consume(this.name, { ...settle, rememberMs }));
+  }
+
+  /**
+   * Gives the claimed token back after the order rolled back (CLAIMED -> READY),
+   * so the member can retry with it until it expires.
+   * @returns true if this claim still held the token.
+   */
+  async release(claim: Claim): Promise<boolean> {
+    const settle = this.#settleRequest(claim);
+    if (!settle) return false;
+    return this.#call('release', (s) => s.release(this.name, settle));
+  }
+
+  /**
+   * Removes the member from the queue, or drops its token.
+   * @returns true if the member was waiting or held a live token.
+   */
+  async leave(memberId: MemberId): Promise<boolean> {
+    const id = normalizeMemberId(memberId);
+    return this.#call('leave', (s) => s.leave(this.name, id));
+  }
+
+  /** Counters of this queue. */
+  async stats(): Promise<QueueStats> {
+    const s = await this.#call('stats', (store) => store.stats(this.name));
+    return { waiting: s.waiting, active: s.active, claimed: s.claimed, admittedPerSecond: observedRate(s.window, s.now) };
+  }
+
+  on<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): this {
+    this.#events.on(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  once<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): this {
+    this.#events.once(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  off<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): this {
+    this.#events.off(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  #position(snapshot: Parameters<typeof buildPosition>[0]): Position {
+    return buildPosition(snapshot, this.#config.admitRatePerSecond, this.#config.pollingIntervals);
+  }
+
+  /** A claim we issued has a valid member id and a claim id of our shape; anything else cannot be settled. */
+  #settleRequest(claim: Claim): { memberId: string; claimId: string } | null {
+    if (typeof claim !== 'object' || claim === null) return null;
+    const memberId = normalizeMemberId(claim.memberId);
+    return hasClaimIdShape(claim.claimId) ? { memberId, claimId: claim.claimId } : null;
+  }
+
+  /** One store call, bounded by operationTimeoutMs; the first also runs the store's set-up checks. */
+  #call<T>(operation: string, run: (store: Store) => Promise<T>): Promise<T> {
+    if (!this.#checkedStore) {
+      this.#checkedStore = true;
+      void this.#checkStore();
+    }
+    return withTimeout(operation, this.#config.operationTimeoutMs, () => run(this.#store));
+  }
+
+  async #checkStore(): Promise<void> {
+    const store = this.#store;
+    if (!store.warnings) return;
+    let warnings: StoreWarning[];
+    try {
+      warnings = await withTimeout('warnings', this.#config.operationTimeoutMs, () => store.warnings!());
+    } catch {
+      this.#checkedStore = false; // the store is down; check again on a later call
+      return;
+    }
+    for (const warning of warnings) {
+      if (this.#events.listenerCount('warning') > 0) this.#events.emit('warning', warning);
+      else process.emitWarning(warning.message, { code: `WAITGATE_${warning.code}` });
+    }
+  }
+
+  #emitError(error: Error): void {
+    if (this.#events.listenerCount('error') > 0) this.#events.emit('error', error);
+    else process.emitWarning(`waitgate admitter: ${error.message}`, { code: 'WAITGATE_ADMITTER_ERROR' });
+  }
+}
