@@ -1,0 +1,473 @@
+// The store contract: one suite, run unchanged against MemoryStore and RedisStore.
+// Times use real, short TTLs through `elapse` (a fake clock jump in memory, a real
+// sleep on Redis) and every rate bound is count-based.
+
+import { describe, expect, it } from 'vitest';
+import { EntryTokenError, InvalidMemberIdError, WaitingQueue, type Store, type WaitingQueueOptions } from '../../src/index.js';
+import { uniqueName } from '../support/unique.js';
+
+export interface StoreHarness {
+  /** A fresh store; `elapse` lets at least `ms` pass on the store's clock. */
+  create(): Promise<{ store: Store; elapse(ms: number): Promise<void> }>;
+}
+
+export function describeStoreContract(label: string, harness: StoreHarness): void {
+  async function setup(options: Partial<WaitingQueueOptions> = {}) {
+    const { store, elapse } = await harness.create();
+    const name = uniqueName('q');
+    const make = (extra: Partial<WaitingQueueOptions> = {}) => new WaitingQueue({ store, name, ...options, ...extra });
+    return { store, elapse, queue: make(), make };
+  }
+
+  async function admitted(queue: WaitingQueue, member: string) {
+    await queue.enter(member);
+    const [admission] = await queue.admit();
+    expect(admission?.memberId).toBe(member);
+    return admission!;
+  }
+
+  async function expectTokenError(promise: Promise<unknown>, code: string) {
+    const error = await promise.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EntryTokenError);
+    expect((error as EntryTokenError).code).toBe(code);
+  }
+
+  describe(`store contract: ${label}`, () => {
+    describe('enter', () => {
+      it('puts the first member at rank 0 of 1, the second at rank 1', async () => {
+        const { queue } = await setup();
+        expect(await queue.enter('alice')).toEqual({
+          status: 'WAITING',
+          rank: 0,
+          currentTotalWaitingCount: 1,
+          estimatedWaitSeconds: 0,
+          pollingIntervalSeconds: 1,
+          entryToken: null,
+          entryTokenExpiresAt: null,
+        });
+        const bob = await queue.enter('bob');
+        expect([bob.status, bob.rank, bob.currentTotalWaitingCount]).toEqual(['WAITING', 1, 2]);
+      });
+
+      it('keeps the rank and the total when a member enters again', async () => {
+        const { queue } = await setup();
+        await queue.enter('alice');
+        await queue.enter('bob');
+        await queue.enter('carol');
+        const again = await queue.enter('bob');
+        expect([again.rank, again.currentTotalWaitingCount]).toEqual([1, 3]);
+        expect((await queue.position('bob')).rank).toBe(1);
+      });
+
+      it('treats a number and its decimal string as the same member', async () => {
+        const { queue } = await setup();
+        await queue.enter(42);
+        const again = await queue.enter('42');
+        expect([again.rank, again.currentTotalWaitingCount]).toEqual([0, 1]);
+      });
+
+      it('returns READY and does not requeue a member holding a token', async () => {
+        const { queue } = await setup();
+        const admission = await admitted(queue, 'alice');
+        const again = await queue.enter('alice');
+        expect(again.status).toBe('READY');
+        expect(again.entryToken).toBe(admission.entryToken);
+        expect(again.currentTotalWaitingCount).toBe(0);
+        expect((await queue.stats()).waiting).toBe(0);
+      });
+
+      it('makes exactly one entry of 200 concurrent enters of one member', async () => {
+        const { queue } = await setup();
+        const results = await Promise.all(Array.from({ length: 200 }, () => queue.enter('same')));
+        expect(new Set(results.map((r) => r.rank))).toEqual(new Set([0]));
+        expect((await queue.stats()).waiting).toBe(1);
+      });
+
+      it('gives 1,000 concurrent distinct members the ranks 0…999, each once', async () => {
+        const { queue } = await setup();
+        const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => queue.enter(`m${i}`)));
+        const ranks = results.map((r) => r.rank!).sort((a, b) => a - b);
+        expect(ranks).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+        expect((await queue.stats()).waiting).toBe(1000);
+      });
+    });
+
+    describe('admit', () => {
+      it('admits exactly the bucket (50 of 120), the first 50 in entry order, then only what refilled', async () => {
+        const { queue, elapse } = await setup({ admitRatePerSecond: 50 });
+        for (let i = 0; i < 120; i++) await queue.enter(`m${i}`);
+
+        const first = await queue.admit();
+        const startedAt = Date.now();
+        expect(first.map((a) => a.memberId)).toEqual(Array.from({ length: 50 }, (_, i) => `m${i}`));
+
+        const second = await queue.admit();
+        const elapsedMs = Date.now() - startedAt;
+        // Only what refilled in the meantime: 50/s over the few ms between the calls.
+        expect(second.length).toBeLessThanOrEqual(Math.floor((elapsedMs * 50) / 1000) + 1);
+
+        await elapse(1100);
+        const third = await queue.admit();
+        expect(third.length).toBe(50);
+        const admittedIds = [...first, ...second, ...third].map((a) => a.memberId);
+        expect(admittedIds).toEqual(Array.from({ length: admittedIds.length }, (_, i) => `m${i}`));
+        expect((await queue.stats()).waiting).toBe(120 - admittedIds.length);
+      });
+
+      it('admits nothing from an empty queue and keeps the bucket full for later', async () => {
+        const { queue } = await setup({ admitRatePerSecond: 5 });
+        expect(await queue.admit()).toEqual([]);
+        for (let i = 0; i < 8; i++) await queue.enter(`m${i}`);
+        expect((await queue.admit()).length).toBe(5);
+      });
+
+      it('issues distinct 43-character base64url tokens with a common expiry', async () => {
+        const { queue } = await setup({ entryTokenTtlSeconds: 120 });
+        for (let i = 0; i < 10; i++) await queue.enter(`m${i}`);
+        const before = Date.now();
+        const admissions = await queue.admit();
+        expect(admissions).toHaveLength(10);
+        expect(new Set(admissions.map((a) => a.entryToken)).size).toBe(10);
+        for (const a of admissions) {
+          expect(a.entryToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+          expect(a.expiresAt).toBeGreaterThanOrEqual(before + 110_000);
+          expect(a.expiresAt).toBeLessThanOrEqual(Date.now() + 130_000);
+        }
+      });
+
+      it('keeps the global rate across two WaitingQueue instances admitting concurrently', async () => {
+        const { make } = await setup();
+        const rate = 40;
+        const burst = 20;
+        const [a, b] = [make({ admitRatePerSecond: rate, admitBurst: burst }), make({ admitRatePerSecond: rate, admitBurst: burst })];
+        for (let i = 0; i < 400; i++) await a.enter(`m${i}`);
+        const startedAt = Date.now();
+        const counts = [0, 0];
+        await Promise.all(
+          [a, b].map(async (queue, i) => {
+            while (Date.now() - startedAt < 3000) {
+              counts[i]! += (await queue.admit()).length;
+              await new Promise((r) => setTimeout(r, 5));
+            }
+          }),
+        );
+        const elapsedSeconds = (Date.now() - startedAt) / 1000;
+        const total = counts[0]! + counts[1]!;
+        expect(total).toBeLessThanOrEqual(Math.ceil(rate * elapsedSeconds + burst));
+        // Both instances really drew from the one bucket.
+        expect(total).toBeGreaterThanOrEqual(burst + rate * 2);
+      });
+
+      it('caps READY+CLAIMED at maxActive; consuming one lets exactly one more in', async () => {
+        const { queue } = await setup({ admitRatePerSecond: 1000, admitBurst: 100, maxActive: 10 });
+        for (let i = 0; i < 30; i++) await queue.enter(`m${i}`);
+        const first = await queue.admit();
+        expect(first).toHaveLength(10);
+        expect(await queue.admit()).toHaveLength(0);
+        const claim = await queue.claim(first[0]!.memberId, first[0]!.entryToken);
+        expect(await queue.admit()).toHaveLength(0);
+        expect((await queue.stats()).active).toBe(10);
+        expect(await queue.consume(claim)).toBe(true);
+        const next = await queue.admit();
+        expect(next.map((a) => a.memberId)).toEqual(['m10']);
+        expect(await queue.admit()).toHaveLength(0);
+        expect(await queue.stats()).toMatchObject({ waiting: 19, active: 10 });
+      });
+
+      it('emits admitted with member ids and expiries, never tokens', async () => {
+        const { queue } = await setup();
+        const events: unknown[] = [];
+        queue.on('admitted', (members) => events.push(members));
+        await queue.enter('alice');
+        await queue.enter('bob');
+        const admissions = await queue.admit();
+        expect(events).toEqual([admissions.map(({ memberId, expiresAt }) => ({ memberId, expiresAt }))]);
+        const text = JSON.stringify(events);
+        for (const a of admissions) expect(text).not.toContain(a.entryToken);
+      });
+    });
+
+    describe('position', () => {
+      it('carries the token and its expiry when READY', async () => {
+        const { queue } = await setup();
+        const admission = await admitted(queue, 'alice');
+        const position = await queue.position('alice');
+        expect(position).toMatchObject({
+          status: 'READY',
+          rank: null,
+          estimatedWaitSeconds: null,
+          entryToken: admission.entryToken,
+          entryTokenExpiresAt: admission.expiresAt,
+        });
+        expect(await queue.state('alice')).toBe('READY');
+        expect(await queue.token('alice')).toEqual({ entryToken: admission.entryToken, expiresAt: admission.expiresAt });
+      });
+
+      it('answers NOT_ENTERED for a stranger and changes nothing', async () => {
+        const { queue } = await setup();
+        await queue.enter('alice');
+        expect(await queue.position('stranger')).toMatchObject({ status: 'NOT_ENTERED', rank: null, currentTotalWaitingCount: 1, entryToken: null });
+        expect(await queue.token('stranger')).toBeNull();
+        expect((await queue.stats()).waiting).toBe(1);
+      });
+
+      it('estimates the wait and the polling interval from the rank (rank 500 -> 10 s, every 3 s)', async () => {
+        const { queue } = await setup();
+        await Promise.all(Array.from({ length: 501 }, (_, i) => queue.enter(`m${String(i).padStart(4, '0')}`)));
+        const atRank = async (rank: number) => {
+          for (let i = 0; i <= 500; i++) {
+            const p = await queue.position(`m${String(i).padStart(4, '0')}`);
+            if (p.rank === rank) return p;
+          }
+          throw new Error(`nobody at rank ${rank}`);
+        };
+        expect(await atRank(500)).toMatchObject({ estimatedWaitSeconds: 10, pollingIntervalSeconds: 3 });
+        expect(await atRank(50)).toMatchObject({ estimatedWaitSeconds: 1, pollingIntervalSeconds: 1 });
+      });
+    });
+
+    describe('claim, consume, release', () => {
+      it('lets exactly one of 50 concurrent claims win; the other 49 are IN_USE', async () => {
+        const { queue } = await setup();
+        const { entryToken } = await admitted(queue, 'alice');
+        const results = await Promise.allSettled(Array.from({ length: 50 }, () => queue.claim('alice', entryToken)));
+        const won = results.filter((r) => r.status === 'fulfilled');
+        const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+        expect(won).toHaveLength(1);
+        expect(lost).toHaveLength(49);
+        for (const r of lost) expect((r.reason as EntryTokenError).code).toBe('IN_USE');
+      });
+
+      it('keeps a claimed member READY, and release makes the token claimable again', async () => {
+        const { queue } = await setup();
+        const { entryToken } = await admitted(queue, 'alice');
+        const claim = await queue.claim('alice', entryToken);
+        expect(await queue.state('alice')).toBe('READY');
+        expect((await queue.stats()).claimed).toBe(1);
+        expect(await queue.release(claim)).toBe(true);
+        expect((await queue.stats()).claimed).toBe(0);
+        const again = await queue.claim('alice', entryToken);
+        expect(again.claimId).not.toBe(claim.claimId);
+        expect(again.tokenId).toBe(claim.tokenId);
+      });
+
+      it('consume ends the entry: NOT_ENTERED, the token INVALID, a repeated consume true', async () => {
+        const { queue } = await setup();
+        const { entryToken } = await admitted(queue, 'alice');
+        const claim = await queue.claim('alice', entryToken);
+        expect(await queue.consume(claim)).toBe(true);
+        expect(await queue.state('alice')).toBe('NOT_ENTERED');
+        await expectTokenError(queue.claim('alice', entryToken), 'INVALID');
+        expect(await queue.consume(claim)).toBe(true);
+        expect(await queue.release(claim)).toBe(false);
+        expect((await queue.stats()).active).toBe(0);
+      });
+
+      it('gives a stable tokenId per token that is not the token', async () => {
+        const { queue } = await setup();
+        const { entryToken } = await admitted(queue, 'alice');
+        const claim = await queue.claim('alice', entryToken);
+        expect(claim.tokenId).not.toBe(entryToken);
+        expect(entryToken).not.toContain(claim.tokenId);
+        expect(claim.tokenId).toMatch(/^[0-9a-f]{32}$/);
+        await queue.release(claim);
+        expect((await queue.claim('alice', entryToken)).tokenId).toBe(claim.tokenId);
+      });
+
+      it("refuses another member's token as INVALID and an empty one as MISSING", async () => {
+        const { queue } = await setup();
+        await queue.enter('alice');
+        await queue.enter('bob');
+        const [alice] = await queue.admit();
+        await expectTokenError(queue.claim('bob', alice!.entryToken), 'INVALID');
+        await expectTokenError(queue.claim('alice', ''), 'MISSING');
+        await expectTokenError(queue.claim('alice', undefined), 'MISSING');
+        await expectTokenError(queue.claim('alice', 'x'.repeat(43)), 'INVALID');
+        await expectTokenError(queue.claim('alice', `${alice!.entryToken}A`), 'INVALID');
+        await expectTokenError(queue.claim('carol', alice!.entryToken), 'INVALID');
+        expect((await queue.claim('alice', alice!.entryToken)).memberId).toBe('alice');
+      });
+
+      it('never puts the token in an error message', async () => {
+        const { queue } = await setup();
+        const { entryToken } = await admitted(queue, 'alice');
+        await queue.claim('alice', entryToken);
+        const error = (await queue.claim('alice', entryToken).catch((e: unknown) => e)) as Error;
+        expect(error.message).not.toContain(entryToken);
+        const wrong = (await queue.claim('bob', entryToken).catch((e: unknown) => e)) as Error;
+        expect(wrong.message).not.toContain(entryToken);
+      });
+    });
+
+    describe('time', () => {
+      it('expires an unused token: INVALID, and the member is NOT_ENTERED', async () => {
+        const { queue, elapse } = await setup({ entryTokenTtlSeconds: 1 });
+        const { entryToken } = await admitted(queue, 'alice');
+        await elapse(1200);
+        expect(await queue.position('alice')).toMatchObject({ status: 'NOT_ENTERED', entryToken: null });
+        await expectTokenError(queue.claim('alice', entryToken), 'INVALID');
+        expect((await queue.stats()).active).toBe(0);
+      });
+
+      it('lets a member whose token expired unused join again at the back', async () => {
+        const { queue, elapse } = await setup({ entryTokenTtlSeconds: 1 });
+        await admitted(queue, 'alice');
+        await queue.enter('bob');
+        await elapse(1200);
+        expect(await queue.enter('alice')).toMatchObject({ status: 'WAITING', rank: 1, currentTotalWaitingCount: 2 });
+      });
+
+      it('lets a member whose order was consumed join again at the back', async () => {
+        const { queue } = await setup();
+        const { entryToken } = await admitted(queue, 'alice');
+        await queue.enter('bob');
+        await queue.consume(await queue.claim('alice', entryToken));
+        expect(await queue.enter('alice')).toMatchObject({ status: 'WAITING', rank: 1 });
+      });
+
+      it('makes a token claimable again when its lease lapses; the lapsed claim then cannot consume', async () => {
+        const { queue, elapse } = await setup({ claimTtlSeconds: 1 });
+        const { entryToken } = await admitted(queue, 'alice');
+        const lapsed = await queue.claim('alice', entryToken);
+        await expectTokenError(queue.claim('alice', entryToken), 'IN_USE');
+        await elapse(1200);
+        const takeover = await queue.claim('alice', entryToken);
+        expect(await queue.consume(lapsed)).toBe(false);
+        expect(await queue.release(lapsed)).toBe(false);
+        expect(await queue.consume(takeover)).toBe(true);
+      });
+
+      it('still consumes with a lapsed claim that nobody took over', async () => {
+        const { queue, elapse } = await setup({ claimTtlSeconds: 1 });
+        const { entryToken } = await admitted(queue, 'alice');
+        const claim = await queue.claim('alice', entryToken);
+        await elapse(1200);
+        expect(await queue.consume(claim)).toBe(true);
+        expect(await queue.state('alice')).toBe('NOT_ENTERED');
+      });
+
+      it('keeps a claimed token alive past its TTL until the lease ends', async () => {
+        const { queue, elapse } = await setup({ entryTokenTtlSeconds: 1, claimTtlSeconds: 3 });
+        const { entryToken } = await admitted(queue, 'alice');
+        const claim = await queue.claim('alice', entryToken);
+        await elapse(1300);
+        expect(await queue.state('alice')).toBe('READY');
+        expect((await queue.stats()).active).toBe(1);
+        expect(await queue.consume(claim)).toBe(true);
+      });
+
+      it('lets an expired token be refused by consume when the lease and TTL both ended', async () => {
+        const { queue, elapse } = await setup({ entryTokenTtlSeconds: 1, claimTtlSeconds: 1 });
+        const { entryToken } = await admitted(queue, 'alice');
+        const claim = await queue.claim('alice', entryToken);
+        await elapse(1300);
+        expect(await queue.consume(claim)).toBe(false);
+        expect(await queue.state('alice')).toBe('NOT_ENTERED');
+      });
+
+      it('counts an expired token out of maxActive, so the next member gets in', async () => {
+        const { queue, elapse } = await setup({ maxActive: 1, entryTokenTtlSeconds: 1, admitRatePerSecond: 100 });
+        await queue.enter('alice');
+        await queue.enter('bob');
+        expect((await queue.admit()).map((a) => a.memberId)).toEqual(['alice']);
+        expect(await queue.admit()).toEqual([]);
+        await elapse(1200);
+        expect((await queue.admit()).map((a) => a.memberId)).toEqual(['bob']);
+      });
+    });
+
+    describe('leave and stats', () => {
+      it('removes a waiting member; the ones behind move up', async () => {
+        const { queue } = await setup();
+        await queue.enter('alice');
+        await queue.enter('bob');
+        await queue.enter('carol');
+        expect(await queue.leave('bob')).toBe(true);
+        expect(await queue.leave('bob')).toBe(false);
+        expect(await queue.position('carol')).toMatchObject({ rank: 1, currentTotalWaitingCount: 2 });
+        expect(await queue.state('bob')).toBe('NOT_ENTERED');
+      });
+
+      it('drops a READY member’s token; an in-flight claim of it can no longer consume', async () => {
+        const { queue } = await setup();
+        const { entryToken } = await admitted(queue, 'alice');
+        const claim = await queue.claim('alice', entryToken);
+        expect(await queue.leave('alice')).toBe(true);
+        expect(await queue.state('alice')).toBe('NOT_ENTERED');
+        expect(await queue.consume(claim)).toBe(false);
+        await expectTokenError(queue.claim('alice', entryToken), 'INVALID');
+      });
+
+      it('counts waiting, active and claimed members as they are', async () => {
+        const { queue } = await setup({ admitRatePerSecond: 3 });
+        for (let i = 0; i < 5; i++) await queue.enter(`m${i}`);
+        expect(await queue.stats()).toEqual({ waiting: 5, active: 0, claimed: 0, admittedPerSecond: 0 });
+        const admissions = await queue.admit();
+        await queue.claim(admissions[0]!.memberId, admissions[0]!.entryToken);
+        const stats = await queue.stats();
+        expect(stats).toMatchObject({ waiting: 2, active: 3, claimed: 1 });
+        expect(stats.admittedPerSecond).toBeGreaterThan(0);
+        expect(stats.admittedPerSecond).toBeLessThanOrEqual(3);
+      });
+
+      it('keeps queues of one store apart', async () => {
+        const { store } = await harness.create();
+        const a = new WaitingQueue({ store, name: uniqueName('a') });
+        const b = new WaitingQueue({ store, name: uniqueName('b') });
+        await a.enter('alice');
+        expect(await b.position('alice')).toMatchObject({ status: 'NOT_ENTERED', currentTotalWaitingCount: 0 });
+        expect(await b.admit()).toEqual([]);
+      });
+    });
+
+    describe('bad input', () => {
+      const bad: Array<[string, unknown]> = [
+        ['an empty string', ''],
+        ['129 characters', 'x'.repeat(129)],
+        ['a newline', 'a\nb'],
+        ['a NUL', 'a\u0000b'],
+        ['DEL', 'a\u007f'],
+        ['a negative number', -1],
+        ['a fraction', 1.5],
+        ['NaN', Number.NaN],
+        ['an unsafe integer', 2 ** 53],
+        ['an object', { id: 1 }],
+        ['an array', ['a']],
+        ['null', null],
+        ['undefined', undefined],
+        ['a boolean', true],
+      ];
+      it.each(bad)('throws InvalidMemberIdError for %s, in every method, before the store', async (_label, memberId) => {
+        const { store, queue } = await setup();
+        const calls = new Set<string>();
+        const spy = new Proxy(store, {
+          get(target, prop, receiver) {
+            const value = Reflect.get(target, prop, receiver) as unknown;
+            if (typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              calls.add(String(prop));
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          },
+        });
+        const q = new WaitingQueue({ store: spy, name: queue.name });
+        const id = memberId as string;
+        for (const call of [() => q.enter(id), () => q.position(id), () => q.state(id), () => q.token(id), () => q.leave(id), () => q.claim(id, 'x'.repeat(43))]) {
+          await expect(call()).rejects.toBeInstanceOf(InvalidMemberIdError);
+        }
+        expect([...calls].filter((c) => c !== 'warnings')).toEqual([]);
+      });
+
+      it('accepts 128 characters, unicode, and characters that mean something to Redis', async () => {
+        const { queue } = await setup();
+        for (const id of ['x'.repeat(128), 'ünïcødé-✓', '{braces}', 'a:b:c', '*?[glob]', 'with space', '0', 0, Number.MAX_SAFE_INTEGER]) {
+          expect((await queue.enter(id)).status).toBe('WAITING');
+          expect((await queue.position(id)).status).toBe('WAITING');
+        }
+      });
+    });
+  });
+}

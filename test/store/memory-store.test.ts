@@ -1,0 +1,65 @@
+// MemoryStore: the shared contract on an injected clock, plus what only a fake clock can show exactly.
+
+import { describe, expect, it } from 'vitest';
+import { MemoryStore, WaitgateConfigError, WaitingQueue } from '../../src/index.js';
+import { describeStoreContract } from '../contract/store-contract.js';
+
+/** Real time plus a jump that tests control: `elapse` moves the store's clock without sleeping. */
+function fakeClock() {
+  let offset = 0;
+  return { now: () => Date.now() + offset, elapse: async (ms: number) => void (offset += ms) };
+}
+
+describeStoreContract('MemoryStore', {
+  async create() {
+    const clock = fakeClock();
+    return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
+  },
+});
+
+describe('MemoryStore on a frozen clock', () => {
+  function frozen() {
+    let now = 1_700_000_000_000;
+    const store = new MemoryStore({ now: () => now });
+    return { store, advance: (ms: number) => void (now += ms) };
+  }
+
+  it('refills the bucket exactly at the configured rate', async () => {
+    const { store, advance } = frozen();
+    const queue = new WaitingQueue({ store, admitRatePerSecond: 50 });
+    for (let i = 0; i < 200; i++) await queue.enter(`m${i}`);
+    expect(await queue.admit()).toHaveLength(50);
+    expect(await queue.admit()).toHaveLength(0);
+    advance(100);
+    expect(await queue.admit()).toHaveLength(5);
+    advance(10_000);
+    expect(await queue.admit()).toHaveLength(50); // capped at the burst
+  });
+
+  it('refills nothing when the clock steps back', async () => {
+    const { store, advance } = frozen();
+    const queue = new WaitingQueue({ store, admitRatePerSecond: 10 });
+    for (let i = 0; i < 50; i++) await queue.enter(`m${i}`);
+    expect(await queue.admit()).toHaveLength(10);
+    advance(-60_000);
+    expect(await queue.admit()).toHaveLength(0);
+    advance(60_500);
+    expect(await queue.admit()).toHaveLength(5);
+  });
+
+  it('expires a token exactly at its TTL', async () => {
+    const { store, advance } = frozen();
+    const queue = new WaitingQueue({ store, entryTokenTtlSeconds: 300 });
+    await queue.enter('alice');
+    await queue.admit();
+    advance(299_999);
+    expect(await queue.state('alice')).toBe('READY');
+    advance(1);
+    expect(await queue.state('alice')).toBe('NOT_ENTERED');
+  });
+
+  it('rejects unknown options', () => {
+    expect(() => new MemoryStore({ clock: Date.now } as never)).toThrow(WaitgateConfigError);
+    expect(() => new MemoryStore({ now: 5 } as never)).toThrow(/now/);
+  });
+});

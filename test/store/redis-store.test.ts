@@ -1,0 +1,201 @@
+// RedisStore: the shared contract on a real redis-server, plus what only Redis can show:
+// the fixed key set, NOSCRIPT recovery, bounded failure when Redis is gone or paused,
+// read-only polling under CLIENT PAUSE WRITE, and the eviction-policy warning.
+
+import { Redis, type RedisOptions } from 'ioredis';
+import { scripts } from '../../src/store/lua.generated.js';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { InvalidMemberIdError, RedisStore, StoreUnavailableError, WaitgateConfigError, WaitingQueue, type StoreWarning } from '../../src/index.js';
+import { describeStoreContract } from '../contract/store-contract.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { sleep, uniqueName } from '../support/unique.js';
+
+let shared: Redis;
+beforeAll(() => {
+  shared = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+});
+afterAll(() => shared.disconnect());
+
+describeStoreContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+/** Every key under a prefix, by SCAN (tests only: the library never scans). */
+async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await client.scan(cursor, 'MATCH', `{${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  return keys.sort();
+}
+
+describe('RedisStore keys', () => {
+  it('keeps one small fixed set of keys under one hash tag, however many members enter', async () => {
+    const prefix = uniqueName('wg');
+    const queue = new WaitingQueue({ store: new RedisStore({ client: shared, prefix }), name: 'orders', admitRatePerSecond: 100 });
+    for (let i = 0; i < 10_000; i += 500) {
+      await Promise.all(Array.from({ length: 500 }, (_, j) => queue.enter(`member-${i + j}`)));
+    }
+    const admissions = await queue.admit();
+    await queue.consume(await queue.claim(admissions[0]!.memberId, admissions[0]!.entryToken));
+    const claim = await queue.claim(admissions[1]!.memberId, admissions[1]!.entryToken);
+    await queue.release(claim);
+    await queue.leave('member-9999');
+
+    const keys = await keysUnder(shared, prefix);
+    expect(keys).toEqual(['active', 'consumed', 'meta', 'tokens', 'waiting'].map((k) => `{${prefix}:orders}:${k}`));
+    expect(await shared.zcard(`{${prefix}:orders}:waiting`)).toBe(10_000 - 100 - 1);
+  });
+
+  it('writes no key for a bad member id or a malformed token', async () => {
+    const prefix = uniqueName('wg');
+    const queue = new WaitingQueue({ store: new RedisStore({ client: shared, prefix }), name: 'orders' });
+    for (const bad of ['', 'x'.repeat(129), 'a\r\nb', -1, 1.5, {}]) {
+      await expect(queue.enter(bad as string)).rejects.toBeInstanceOf(InvalidMemberIdError);
+    }
+    await expect(queue.claim('alice', 'short')).rejects.toMatchObject({ code: 'INVALID' });
+    expect(await keysUnder(shared, prefix)).toEqual([]);
+  });
+
+  it('stamps expiries with Redis TIME', async () => {
+    const queue = new WaitingQueue({ store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), entryTokenTtlSeconds: 60 });
+    await queue.enter('alice');
+    const [admission] = await queue.admit();
+    const [seconds, micros] = await shared.time();
+    const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    expect(Math.abs(admission!.expiresAt - 60_000 - redisNow)).toBeLessThan(1000);
+  });
+});
+
+describe('RedisStore options', () => {
+  it('refuses a client with keyPrefix, an unknown option and a bad prefix', () => {
+    const prefixed = new Redis(inject('redisUrl'), { keyPrefix: 'app:', lazyConnect: true });
+    expect(() => new RedisStore({ client: prefixed })).toThrow(/keyPrefix/);
+    expect(() => new RedisStore({ client: shared, prefx: 'x' } as never)).toThrow(WaitgateConfigError);
+    expect(() => new RedisStore({ client: shared, prefix: 'a{b}' })).toThrow(/prefix/);
+    expect(() => new RedisStore({ client: {} as never })).toThrow(/client/);
+    prefixed.disconnect();
+  });
+});
+
+describe('RedisStore on a server the test owns', () => {
+  let server: RedisServer;
+  const clients: Redis[] = [];
+  const connect = (options: RedisOptions = {}) => {
+    const client = new Redis(server.url, options);
+    clients.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterEach(async () => {
+    const admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
+    await admin.client('UNPAUSE').catch(() => undefined);
+    admin.disconnect();
+  });
+  afterAll(async () => {
+    for (const c of clients) c.disconnect();
+    await server.stop();
+  });
+
+  it('keeps working through SCRIPT FLUSH (ioredis re-sends with EVAL on NOSCRIPT)', async () => {
+    const client = connect();
+    const queue = new WaitingQueue({ store: new RedisStore({ client }), name: uniqueName('q') });
+    await queue.enter('alice');
+    await queue.position('alice');
+    for (let i = 0; i < 5; i++) {
+      await client.script('FLUSH');
+      expect(await client.script('EXISTS', scripts.position.sha1, scripts.enterIfAbsent.sha1)).toEqual([0, 0]);
+      await queue.enter(`m${i}`);
+      expect((await queue.position('alice')).rank).toBe(0);
+      // The calls went through EVAL after NOSCRIPT, which loaded the scripts again.
+      expect(await client.script('EXISTS', scripts.position.sha1, scripts.enterIfAbsent.sha1)).toEqual([1, 1]);
+    }
+    const [admission] = await queue.admit();
+    await client.script('FLUSH');
+    const claim = await queue.claim('alice', admission!.entryToken);
+    await client.script('FLUSH');
+    expect(await queue.consume(claim)).toBe(true);
+  });
+
+  it('answers position under CLIENT PAUSE WRITE at once, and fails writes within the timeout', async () => {
+    const client = connect({ maxRetriesPerRequest: 1 });
+    const admin = connect();
+    const queue = new WaitingQueue({ store: new RedisStore({ client }), name: uniqueName('q'), operationTimeoutMs: 300 });
+    await queue.enter('alice');
+    await admin.client('PAUSE', 3000, 'WRITE');
+    const started = Date.now();
+    expect((await queue.position('alice')).rank).toBe(0);
+    expect((await queue.stats()).waiting).toBe(1);
+    expect(Date.now() - started).toBeLessThan(250);
+    const writeStarted = Date.now();
+    await expect(queue.enter('bob')).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(Date.now() - writeStarted).toBeLessThan(300 + 500);
+  });
+
+  it('fails with StoreUnavailableError within operationTimeoutMs under CLIENT PAUSE ALL', async () => {
+    const client = connect();
+    const admin = connect();
+    const queue = new WaitingQueue({ store: new RedisStore({ client }), name: uniqueName('q'), operationTimeoutMs: 300 });
+    await queue.enter('alice');
+    await admin.client('PAUSE', 3000, 'ALL');
+    for (const call of [() => queue.position('alice'), () => queue.enter('bob'), () => queue.admit(), () => queue.stats()]) {
+      const started = Date.now();
+      await expect(call()).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(Date.now() - started).toBeLessThan(300 + 500);
+    }
+  });
+
+  it('warns once when maxmemory-policy is not noeviction', async () => {
+    const client = connect();
+    await client.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      const queue = new WaitingQueue({ store: new RedisStore({ client }), name: uniqueName('q') });
+      const warnings: StoreWarning[] = [];
+      queue.on('warning', (w) => warnings.push(w));
+      await queue.enter('alice');
+      await queue.position('alice');
+      await sleep(100);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ code: 'EVICTION_POLICY' });
+      expect(warnings[0]!.message).toMatch(/allkeys-lru/);
+
+      await client.config('SET', 'maxmemory-policy', 'noeviction');
+      const quiet = new WaitingQueue({ store: new RedisStore({ client }), name: uniqueName('q') });
+      const none: StoreWarning[] = [];
+      quiet.on('warning', (w) => none.push(w));
+      await quiet.enter('alice');
+      await sleep(100);
+      expect(none).toEqual([]);
+    } finally {
+      await client.config('SET', 'maxmemory-policy', 'noeviction');
+    }
+  });
+
+  it('fails within operationTimeoutMs when Redis is stopped, even with ioredis defaults', async () => {
+    const own = await startRedisServer();
+    const client = new Redis(own.url); // defaults: offline queue on, 20 retries per request
+    client.on('error', () => undefined); // the reconnect attempts after the kill are expected
+    try {
+      const queue = new WaitingQueue({ store: new RedisStore({ client }), name: uniqueName('q'), operationTimeoutMs: 400 });
+      await queue.enter('alice');
+      own.signal('SIGKILL');
+      await sleep(100);
+      for (const call of [() => queue.position('alice'), () => queue.enter('bob'), () => queue.admit()]) {
+        const started = Date.now();
+        await expect(call()).rejects.toBeInstanceOf(StoreUnavailableError);
+        expect(Date.now() - started).toBeLessThan(400 + 500);
+      }
+    } finally {
+      client.disconnect();
+      await own.stop();
+    }
+  });
+});
