@@ -1,0 +1,132 @@
+// WaitingQueue around any Store: bounded calls, error mapping, the admitter, events.
+
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryStore, StoreUnavailableError, WaitingQueue, type Store, type StoreWarning } from '../src/index.js';
+import { sleep } from './support/unique.js';
+
+/** A store whose every method hangs until released, or fails, as a test wants. */
+function brokenStore(behaviour: 'hang' | 'throw' | 'reject'): Store {
+  const fail = () => {
+    if (behaviour === 'throw') throw new Error('connection refused');
+    if (behaviour === 'reject') return Promise.reject(new Error('ECONNRESET'));
+    return new Promise<never>(() => undefined);
+  };
+  return { enter: fail, position: fail, admit: fail, claim: fail, consume: fail, release: fail, leave: fail, stats: fail };
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('store calls', () => {
+  it('fail with StoreUnavailableError within operationTimeoutMs when the store hangs', async () => {
+    const queue = new WaitingQueue({ store: brokenStore('hang'), operationTimeoutMs: 50 });
+    for (const call of [() => queue.enter('a'), () => queue.position('a'), () => queue.admit(), () => queue.leave('a'), () => queue.stats()]) {
+      const started = Date.now();
+      const error = await call().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as StoreUnavailableError).code).toBe('STORE_UNAVAILABLE');
+      expect(Date.now() - started).toBeLessThan(50 + 500);
+    }
+  });
+
+  it.each(['throw', 'reject'] as const)('turn a store that fails (%s) into StoreUnavailableError with the cause', async (behaviour) => {
+    const queue = new WaitingQueue({ store: brokenStore(behaviour) });
+    const error = (await queue.enter('a').catch((e: unknown) => e)) as StoreUnavailableError;
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it('never reach the store for a claim without a well-formed token', async () => {
+    const store = brokenStore('hang');
+    const claim = vi.spyOn(store, 'claim');
+    const queue = new WaitingQueue({ store });
+    await expect(queue.claim('a', '')).rejects.toMatchObject({ code: 'MISSING' });
+    await expect(queue.claim('a', 'not a token')).rejects.toMatchObject({ code: 'INVALID' });
+    await expect(queue.claim('a', 42 as never)).rejects.toMatchObject({ code: 'INVALID' });
+    expect(claim).not.toHaveBeenCalled();
+  });
+
+  it('answer false without the store for a claim we never issued', async () => {
+    const store = brokenStore('hang');
+    const queue = new WaitingQueue({ store });
+    const forged = { memberId: 'a', claimId: 'nope', tokenId: 'x', expiresAt: 0 };
+    expect(await queue.consume(forged)).toBe(false);
+    expect(await queue.release(forged)).toBe(false);
+    expect(await queue.consume(null as never)).toBe(false);
+  });
+});
+
+describe('admitter', () => {
+  it('admits on its timer and stop() waits for the call in flight', async () => {
+    const queue = new WaitingQueue({ store: new MemoryStore(), admitRatePerSecond: 1000, admitBurst: 2 });
+    for (let i = 0; i < 6; i++) await queue.enter(`m${i}`);
+    const admitted: string[] = [];
+    queue.on('admitted', (members) => admitted.push(...members.map((m) => m.memberId)));
+    const admitter = queue.startAdmitter({ intervalMs: 10 });
+    await vi.waitFor(() => expect(admitted).toHaveLength(6), { timeout: 2000 });
+    await admitter.stop();
+    expect(admitted).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5']);
+  });
+
+  it('emits store errors as error events and keeps running', async () => {
+    let failures = 2;
+    const memory = new MemoryStore();
+    const store: Store = {
+      ...bind(memory),
+      admit: (queue, request) => (failures-- > 0 ? Promise.reject(new Error('boom')) : memory.admit(queue, request)),
+    };
+    const queue = new WaitingQueue({ store });
+    await queue.enter('alice');
+    const errors: Error[] = [];
+    queue.on('error', (e) => errors.push(e));
+    const admitted = new Promise((resolve) => queue.once('admitted', resolve));
+    const admitter = queue.startAdmitter({ intervalMs: 5 });
+    await admitted;
+    await admitter.stop();
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it('turns errors into a process warning, never a crash, when nobody listens', async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const queue = new WaitingQueue({ store: brokenStore('reject') });
+    const admitter = queue.startAdmitter({ intervalMs: 5 });
+    await vi.waitFor(() => expect(warn).toHaveBeenCalled(), { timeout: 2000 });
+    await admitter.stop();
+    expect(String(warn.mock.calls[0]![0])).toMatch(/admitter/);
+  });
+
+  it('stops cleanly before its first call', async () => {
+    const queue = new WaitingQueue({ store: brokenStore('hang'), operationTimeoutMs: 20 });
+    await queue.startAdmitter().stop();
+  });
+});
+
+describe('store warnings', () => {
+  it('are emitted once per queue as warning events', async () => {
+    const memory = new MemoryStore();
+    let checks = 0;
+    const store: Store = { ...bind(memory), warnings: async () => (checks++, [{ code: 'TEST', message: 'check your store' }]) };
+    const queue = new WaitingQueue({ store });
+    const warnings: StoreWarning[] = [];
+    queue.on('warning', (w) => warnings.push(w));
+    await queue.enter('a');
+    await queue.position('a');
+    await sleep(10);
+    expect(warnings).toEqual([{ code: 'TEST', message: 'check your store' }]);
+    expect(checks).toBe(1);
+  });
+});
+
+/** The store's methods bound to it, to build a partial fake around a real store. */
+function bind(store: MemoryStore): Store {
+  return {
+    enter: store.enter.bind(store),
+    position: store.position.bind(store),
+    admit: store.admit.bind(store),
+    claim: store.claim.bind(store),
+    consume: store.consume.bind(store),
+    release: store.release.bind(store),
+    leave: store.leave.bind(store),
+    stats: store.stats.bind(store),
+  };
+}
