@@ -21,7 +21,8 @@ export interface WaitingQueueEvents {
   warning: [warning: StoreWarning];
 }
 
-type Listener<E extends keyof WaitingQueueEvents> = (...args: WaitingQueueEvents[E]) => void;
+/** A listener of the {@link WaitingQueue} event `E`, called with that event's arguments. */
+export type Listener<E extends keyof WaitingQueueEvents> = (...args: WaitingQueueEvents[E]) => void;
 
 /**
  * A virtual waiting queue in front of an order API.
@@ -131,7 +132,7 @@ export class WaitingQueue {
       try {
         await this.admit();
       } catch (error) {
-        this.#emitError(error instanceof Error ? error : new Error(String(error)));
+        this.reportError(error instanceof Error ? error : new Error(String(error)));
       }
     }, intervalMs);
   }
@@ -243,7 +244,12 @@ export class WaitingQueue {
     }
   }
 
-  #emitError(error: Error): void {
+  /**
+   * Reports an error of background work (the admitter, an adapter's retried
+   * consume) as an `error` event, or as a process warning when nobody listens.
+   * Never throws.
+   */
+  reportError(error: Error): void {
     if (this.#events.listenerCount('error') > 0) this.#events.emit('error', error);
     else process.emitWarning(`waitgate admitter: ${error.message}`, { code: 'WAITGATE_ADMITTER_ERROR' });
   }

@@ -1,0 +1,206 @@
+// The framework-neutral HTTP mapping: queue results and errors -> { status, headers, body }.
+// Each adapter (express.ts, fastify.ts, koa.ts) is a thin shell over this file.
+
+import type { ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { EntryTokenError, InvalidMemberIdError, StoreUnavailableError, WaitgateConfigError, isWaitgateError } from '../errors.js';
+import type { MemberId } from '../member-id.js';
+import { parseStrict } from '../options.js';
+import type { Position } from '../types.js';
+import { WaitingQueue } from '../waiting-queue.js';
+import { createEntry, type Entry } from './entry.js';
+
+export type { Entry } from './entry.js';
+
+/** An HTTP answer, independent of any framework. */
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string>;
+  /** A Position, an error body, or undefined (204). */
+  body?: Position | ErrorBody;
+}
+
+/** The body of every error answer. */
+export interface ErrorBody {
+  error: { code: HttpErrorCode; message: string };
+}
+
+/** Body codes of error answers. */
+export type HttpErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'INVALID_MEMBER_ID'
+  | 'ENTRY_TOKEN_MISSING'
+  | 'ENTRY_TOKEN_INVALID'
+  | 'ENTRY_TOKEN_IN_USE'
+  | 'STORE_UNAVAILABLE';
+
+/** Returns the authenticated member of a request, or undefined/null when there is none (401). */
+export type MemberIdResolver<Req> = (req: Req) => MemberId | null | undefined | Promise<MemberId | null | undefined>;
+
+/** Options of the queue routes. */
+export interface QueueRoutesOptions<Req> {
+  /** The authenticated member of the request; undefined or null answers 401. */
+  memberId: MemberIdResolver<Req>;
+}
+
+/** Options of the order-route guard. */
+export interface RequireEntryTokenOptions<Req> {
+  /** The authenticated member of the request; undefined or null answers 401. */
+  memberId: MemberIdResolver<Req>;
+  /** Request header carrying the entry token. Default `x-entry-token`. */
+  tokenHeader?: string;
+  /**
+   * `auto` (default): consume when the response finishes with a 2xx status,
+   * release otherwise (including a client that hung up). `manual`: the handler
+   * calls `entry.consume()` / `entry.release()` itself, typically right after commit.
+   */
+  settle?: 'auto' | 'manual';
+  /**
+   * What to do when the store cannot be reached. `fail-closed` (default): answer
+   * 503 with Retry-After; the order handler is never reached. `fail-open`: let the
+   * request through WITHOUT an entry (the handler sees none and must decide; the
+   * queue then protects nothing). Choose fail-open only on purpose.
+   */
+  onStoreUnavailable?: 'fail-closed' | 'fail-open';
+}
+
+/** The queue routes, relative to where they are mounted. */
+export const QUEUE_ROUTES = [
+  { method: 'POST', path: '/enter', action: 'enter' },
+  { method: 'GET', path: '/position', action: 'position' },
+  { method: 'DELETE', path: '', action: 'leave' },
+] as const;
+
+export type QueueAction = (typeof QUEUE_ROUTES)[number]['action'];
+
+/** Seconds a client should wait after a 503 before trying again. */
+export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+const NO_STORE = { 'cache-control': 'no-store' } as const;
+
+const resolver = z.custom<MemberIdResolver<unknown>>((f) => typeof f === 'function', 'must be a function (req) => member id | undefined');
+const queueSchema = z.custom<WaitingQueue>((q) => q instanceof WaitingQueue, 'must be a WaitingQueue');
+const routesSchema = z.strictObject({ memberId: resolver });
+const guardSchema = z.strictObject({
+  memberId: resolver,
+  tokenHeader: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name').default('x-entry-token'),
+  settle: z.enum(['auto', 'manual']).default('auto'),
+  onStoreUnavailable: z.enum(['fail-closed', 'fail-open']).default('fail-closed'),
+});
+
+/** Validates a WaitingQueue argument. @throws {@link WaitgateConfigError} */
+export function parseQueue(queue: unknown): WaitingQueue {
+  return parseStrict(z.strictObject({ queue: queueSchema }), { queue }).queue;
+}
+
+/** Validates queue-route options (extra keys an adapter owns, like `prefix`, are taken out first). */
+export function parseRoutesOptions<Req>(options: QueueRoutesOptions<Req>): QueueRoutesOptions<Req> {
+  return parseStrict(routesSchema, options) as QueueRoutesOptions<Req>;
+}
+
+export type ResolvedGuardOptions<Req> = Required<RequireEntryTokenOptions<Req>>;
+
+/** Validates guard options and applies defaults. */
+export function parseGuardOptions<Req>(options: RequireEntryTokenOptions<Req>): ResolvedGuardOptions<Req> {
+  const parsed = parseStrict(guardSchema, options);
+  return { ...parsed, tokenHeader: parsed.tokenHeader.toLowerCase() } as ResolvedGuardOptions<Req>;
+}
+
+/** Normalises a mount prefix: '' or '/queue' (leading slash, no trailing one). */
+export function normalizePrefix(prefix: unknown): string {
+  if (prefix === undefined || prefix === '' || prefix === '/') return '';
+  if (typeof prefix !== 'string' || !/^\/[A-Za-z0-9._~\-/]*$/.test(prefix)) {
+    throw new WaitgateConfigError('prefix', 'must be a path like /queue');
+  }
+  return prefix.replace(/\/+$/, '');
+}
+
+/** 200 with the position; Retry-After while WAITING so clients poll at the hinted pace. */
+export function positionResult(position: Position): HttpResult {
+  const headers: Record<string, string> = { ...NO_STORE };
+  if (position.status === 'WAITING') headers['retry-after'] = String(Math.max(1, Math.ceil(position.pollingIntervalSeconds)));
+  return { status: 200, headers, body: position };
+}
+
+/** The error answer for a waitgate error, or null for anything else (left to the framework). */
+export function errorResult(error: unknown): HttpResult | null {
+  if (error instanceof InvalidMemberIdError) return failure(400, 'INVALID_MEMBER_ID', error.message);
+  if (error instanceof EntryTokenError) {
+    if (error.code === 'IN_USE') return failure(409, 'ENTRY_TOKEN_IN_USE', error.message);
+    return failure(401, error.code === 'MISSING' ? 'ENTRY_TOKEN_MISSING' : 'ENTRY_TOKEN_INVALID', error.message);
+  }
+  if (error instanceof StoreUnavailableError || (isWaitgateError(error) && error.code === 'STORE_UNAVAILABLE')) {
+    return failure(503, 'STORE_UNAVAILABLE', 'The waiting queue is unavailable right now; try again shortly.', {
+      'retry-after': String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS),
+    });
+  }
+  return null;
+}
+
+function failure(status: number, code: HttpErrorCode, message: string, headers: Record<string, string> = {}): HttpResult {
+  return { status, headers: { ...NO_STORE, ...headers }, body: { error: { code, message } } };
+}
+
+const UNAUTHENTICATED = () => failure(401, 'UNAUTHENTICATED', 'Sign in to join the queue.');
+
+/**
+ * Runs one queue route for a resolved member (the value `memberId(req)` returned).
+ * Errors that are not waitgate's are rethrown for the framework's error handling.
+ */
+export async function runQueueRoute(queue: WaitingQueue, action: QueueAction, member: unknown): Promise<HttpResult> {
+  if (member === undefined || member === null) return UNAUTHENTICATED();
+  try {
+    const id = member as MemberId;
+    if (action === 'leave') {
+      await queue.leave(id);
+      return { status: 204, headers: { ...NO_STORE } };
+    }
+    return positionResult(action === 'enter' ? await queue.enter(id) : await queue.position(id));
+  } catch (error) {
+    const result = errorResult(error);
+    if (result) return result;
+    throw error;
+  }
+}
+
+/** What the guard decided: let the request through with an entry, through without one (fail-open), or answer now. */
+export type GuardOutcome = { kind: 'entry'; entry: Entry } | { kind: 'open' } | { kind: 'respond'; result: HttpResult };
+
+/**
+ * Claims the token of one order request. `tokenHeaderValue` is the raw header
+ * value (a repeated header arrives as an array or a joined string: both INVALID).
+ */
+export async function runGuard<Req>(
+  queue: WaitingQueue,
+  options: ResolvedGuardOptions<Req>,
+  member: unknown,
+  tokenHeaderValue: string | string[] | undefined,
+): Promise<GuardOutcome> {
+  if (member === undefined || member === null) return { kind: 'respond', result: UNAUTHENTICATED() };
+  const token = Array.isArray(tokenHeaderValue) ? (tokenHeaderValue.length === 0 ? undefined : tokenHeaderValue.join(',')) : tokenHeaderValue;
+  try {
+    const claim = await queue.claim(member as MemberId, token?.trim());
+    return { kind: 'entry', entry: createEntry(queue, claim) };
+  } catch (error) {
+    const result = errorResult(error);
+    if (!result) throw error;
+    if (result.status === 503 && options.onStoreUnavailable === 'fail-open') return { kind: 'open' };
+    return { kind: 'respond', result };
+  }
+}
+
+/**
+ * Auto settle: consume when the response finished with a 2xx status, release when
+ * it finished otherwise or the connection closed before it finished.
+ */
+export function settleWhenFinished(res: ServerResponse, entry: Entry): void {
+  let done = false;
+  const settle = (finished: boolean) => {
+    if (done) return;
+    done = true;
+    if (finished && res.statusCode >= 200 && res.statusCode < 300) void entry.consume();
+    else void entry.release();
+  };
+  res.once('finish', () => settle(true));
+  res.once('close', () => settle(res.writableFinished));
+}

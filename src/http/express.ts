@@ -1,0 +1,96 @@
+// waitgate/express: the queue routes as a Router, and the order-route guard as middleware.
+
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { WaitingQueue } from '../waiting-queue.js';
+import {
+  QUEUE_ROUTES,
+  parseGuardOptions,
+  parseQueue,
+  parseRoutesOptions,
+  runGuard,
+  runQueueRoute,
+  settleWhenFinished,
+  type Entry,
+  type HttpResult,
+  type QueueRoutesOptions,
+  type RequireEntryTokenOptions,
+} from './core.js';
+
+export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver } from './core.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** Set by `requireEntryToken` from waitgate/express: the claimed entry of this order request. */
+      entry?: Entry;
+    }
+  }
+}
+
+/** Options of the Express queue routes. */
+export type ExpressQueueRoutesOptions = QueueRoutesOptions<Request>;
+/** Options of the Express guard. */
+export type ExpressRequireEntryTokenOptions = RequireEntryTokenOptions<Request>;
+
+function send(res: Response, result: HttpResult): void {
+  res.status(result.status).set(result.headers);
+  if (result.body === undefined) res.end();
+  else res.json(result.body);
+}
+
+/**
+ * A Router with `POST /enter`, `GET /position` and `DELETE /` (leave), to mount where you like.
+ * @example
+ * ```ts
+ * app.use('/queue', queueRoutes(queue, { memberId: (req) => req.user?.id }));
+ * ```
+ * @throws {@link WaitgateConfigError} for bad options.
+ */
+export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOptions): Router {
+  const q = parseQueue(queue);
+  const { memberId } = parseRoutesOptions(options);
+  const router = express.Router();
+  for (const route of QUEUE_ROUTES) {
+    const method = route.method.toLowerCase() as 'post' | 'get' | 'delete';
+    router[method](route.path || '/', async (req, res, next) => {
+      try {
+        send(res, await runQueueRoute(q, route.action, await memberId(req)));
+      } catch (error) {
+        next(error);
+      }
+    });
+  }
+  return router;
+}
+
+/**
+ * Guards an order route: claims the `X-Entry-Token` of the member and exposes it as `req.entry`.
+ * Answers 401/409 for a missing, invalid or in-use token and 503 when the store is down
+ * (the handler is never reached then, unless `onStoreUnavailable: 'fail-open'`).
+ * @example
+ * ```ts
+ * app.post('/orders', requireEntryToken(queue, { memberId: (req) => req.user?.id }), async (req, res) => {
+ *   await db.insertOrder({ ...req.body, tokenId: req.entry!.tokenId }); // UNIQUE(tokenId)
+ *   res.status(201).json({ ok: true }); // 2xx: consumed automatically
+ * });
+ * ```
+ * @throws {@link WaitgateConfigError} for bad options.
+ */
+export function requireEntryToken(queue: WaitingQueue, options: ExpressRequireEntryTokenOptions): RequestHandler {
+  const q = parseQueue(queue);
+  const config = parseGuardOptions(options);
+  return async (req, res, next) => {
+    try {
+      const outcome = await runGuard(q, config, await config.memberId(req), req.headers[config.tokenHeader]);
+      if (outcome.kind === 'respond') return send(res, outcome.result);
+      if (outcome.kind === 'entry') {
+        req.entry = outcome.entry;
+        if (config.settle === 'auto') settleWhenFinished(res, outcome.entry);
+      }
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}

@@ -1,0 +1,90 @@
+// waitgate/fastify: the queue routes as a plugin (fastify-plugin), and the order-route guard as a preHandler.
+
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import type { WaitingQueue } from '../waiting-queue.js';
+import {
+  QUEUE_ROUTES,
+  normalizePrefix,
+  parseGuardOptions,
+  parseQueue,
+  parseRoutesOptions,
+  runGuard,
+  runQueueRoute,
+  settleWhenFinished,
+  type Entry,
+  type HttpResult,
+  type MemberIdResolver,
+  type RequireEntryTokenOptions,
+} from './core.js';
+
+export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver } from './core.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by `requireEntryToken` from waitgate/fastify: the claimed entry of this order request. */
+    entry?: Entry;
+  }
+}
+
+/** Options of the Fastify queue-routes plugin. */
+export interface FastifyQueueRoutesOptions {
+  queue: WaitingQueue;
+  /** The authenticated member of the request; undefined or null answers 401. */
+  memberId: MemberIdResolver<FastifyRequest>;
+  /** Where the routes live, e.g. `/queue`. Applied by the plugin itself (fastify-plugin does not encapsulate). */
+  prefix?: string;
+}
+
+/** Options of the Fastify guard. */
+export type FastifyRequireEntryTokenOptions = RequireEntryTokenOptions<FastifyRequest>;
+
+function send(reply: FastifyReply, result: HttpResult): FastifyReply {
+  reply.code(result.status).headers(result.headers);
+  return result.body === undefined ? reply.send() : reply.send(result.body);
+}
+
+const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, options) => {
+  const { queue, memberId: resolver, prefix, ...rest } = options;
+  const q = parseQueue(queue);
+  const { memberId } = parseRoutesOptions({ memberId: resolver, ...rest });
+  const base = normalizePrefix(prefix);
+  for (const route of QUEUE_ROUTES) {
+    app.route({
+      method: route.method,
+      url: base + route.path || '/',
+      handler: async (request, reply) => send(reply, await runQueueRoute(q, route.action, await memberId(request))),
+    });
+  }
+};
+
+/**
+ * A plugin registering `POST <prefix>/enter`, `GET <prefix>/position` and `DELETE <prefix>` (leave).
+ * @example
+ * ```ts
+ * await app.register(queueRoutes, { queue, memberId: (request) => request.user?.id, prefix: '/queue' });
+ * ```
+ */
+export const queueRoutes: FastifyPluginAsync<FastifyQueueRoutesOptions> = fp(plugin, { fastify: '5.x', name: 'waitgate' });
+
+/**
+ * A preHandler guarding an order route: claims the `X-Entry-Token` of the member and
+ * exposes it as `request.entry`. Answers 401/409/503 itself, with waitgate's error body.
+ * @example
+ * ```ts
+ * app.post('/orders', { preHandler: requireEntryToken(queue, { memberId }) }, handler);
+ * ```
+ * @throws {@link WaitgateConfigError} for bad options.
+ */
+export function requireEntryToken(queue: WaitingQueue, options: FastifyRequireEntryTokenOptions): preHandlerAsyncHookHandler {
+  const q = parseQueue(queue);
+  const config = parseGuardOptions(options);
+  return async function waitgateGuard(request, reply) {
+    const outcome = await runGuard(q, config, await config.memberId(request), request.headers[config.tokenHeader]);
+    if (outcome.kind === 'respond') return send(reply, outcome.result);
+    if (outcome.kind === 'entry') {
+      request.entry = outcome.entry;
+      if (config.settle === 'auto') settleWhenFinished(reply.raw, outcome.entry);
+    }
+  };
+}

@@ -1,0 +1,96 @@
+// waitgate/koa: the queue routes as middleware (no router package needed), and the order-route guard.
+
+import type { DefaultContext, DefaultState, Middleware, ParameterizedContext } from 'koa';
+import type { WaitingQueue } from '../waiting-queue.js';
+import {
+  QUEUE_ROUTES,
+  normalizePrefix,
+  parseGuardOptions,
+  parseQueue,
+  parseRoutesOptions,
+  runGuard,
+  runQueueRoute,
+  settleWhenFinished,
+  type Entry,
+  type HttpResult,
+  type MemberIdResolver,
+  type RequireEntryTokenOptions,
+} from './core.js';
+
+export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver } from './core.js';
+
+/** What the guard adds to `ctx.state`. */
+export interface EntryState {
+  /** The claimed entry of this order request (absent only when the guard let a request through with `onStoreUnavailable: 'fail-open'`). */
+  entry?: Entry;
+}
+
+/** Options of the Koa queue routes. */
+export interface KoaQueueRoutesOptions<StateT = DefaultState, ContextT = DefaultContext> {
+  /** The authenticated member; undefined or null answers 401. */
+  memberId: MemberIdResolver<ParameterizedContext<StateT, ContextT>>;
+  /** Where the routes live, e.g. `/queue`. Default: the root. */
+  prefix?: string;
+}
+
+/** Options of the Koa guard. */
+export type KoaRequireEntryTokenOptions<StateT = DefaultState, ContextT = DefaultContext> = RequireEntryTokenOptions<
+  ParameterizedContext<StateT, ContextT>
+>;
+
+function send(ctx: ParameterizedContext, result: HttpResult): void {
+  ctx.status = result.status;
+  ctx.set(result.headers);
+  ctx.body = result.body ?? null;
+}
+
+/**
+ * Middleware answering `POST <prefix>/enter`, `GET <prefix>/position` and `DELETE <prefix>` (leave);
+ * every other request passes on.
+ * @example
+ * ```ts
+ * app.use(queueRoutes(queue, { memberId: (ctx) => ctx.state.user?.id, prefix: '/queue' }));
+ * ```
+ * @throws {@link WaitgateConfigError} for bad options.
+ */
+export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
+  queue: WaitingQueue,
+  options: KoaQueueRoutesOptions<StateT, ContextT>,
+): Middleware<StateT, ContextT> {
+  const q = parseQueue(queue);
+  const { prefix, ...rest } = options;
+  const { memberId } = parseRoutesOptions(rest);
+  const base = normalizePrefix(prefix);
+  const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
+  return async (ctx, next) => {
+    const route = routes.find((r) => r.method === ctx.method && r.url === ctx.path);
+    if (!route) return next();
+    send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, await memberId(ctx)));
+  };
+}
+
+/**
+ * Guards an order route: claims the `X-Entry-Token` of the member and exposes it as
+ * `ctx.state.entry`. Answers 401/409/503 itself.
+ * @example
+ * ```ts
+ * router.post('/orders', requireEntryToken(queue, { memberId: (ctx) => ctx.state.user?.id }), handler);
+ * ```
+ * @throws {@link WaitgateConfigError} for bad options.
+ */
+export function requireEntryToken<StateT = DefaultState, ContextT = DefaultContext>(
+  queue: WaitingQueue,
+  options: KoaRequireEntryTokenOptions<StateT, ContextT>,
+): Middleware<StateT & EntryState, ContextT> {
+  const q = parseQueue(queue);
+  const config = parseGuardOptions(options);
+  return async (ctx, next) => {
+    const outcome = await runGuard(q, config, await config.memberId(ctx), ctx.headers[config.tokenHeader]);
+    if (outcome.kind === 'respond') return send(ctx as ParameterizedContext, outcome.result);
+    if (outcome.kind === 'entry') {
+      ctx.state.entry = outcome.entry;
+      if (config.settle === 'auto') settleWhenFinished(ctx.res, outcome.entry);
+    }
+    await next();
+  };
+}

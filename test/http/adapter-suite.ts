@@ -1,0 +1,322 @@
+// One behaviour table, run against every HTTP adapter over real HTTP.
+// Each adapter test builds the same small app (see AppFactory) and calls describeAdapter.
+
+import { request as httpRequest } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { MemoryStore, WaitingQueue, type Position, type Store } from '../../src/index.js';
+import type { Entry } from '../../src/http/core.js';
+
+/**
+ * The app every adapter test builds:
+ * - queue routes under `/queue`, the member taken from the `x-member` header (absent -> none);
+ * - `POST /orders` behind the guard; its handler records each call, then, following headers:
+ *   `x-test-delay` ms to wait, `x-test-throw` to throw, `x-test-settle: consume|release` (manual mode)
+ *   to settle before answering, `x-test-status` for the status (default 201). It answers
+ *   `{ tokenId, settled }` (tokenId null when no entry).
+ */
+export interface AppSetup {
+  queue: WaitingQueue;
+  settle: 'auto' | 'manual';
+  onStoreUnavailable?: 'fail-closed' | 'fail-open';
+  /** Called by the order handler with the entry it saw. */
+  onOrder(entry: Entry | undefined): void;
+}
+
+export type AppFactory = (setup: AppSetup) => Promise<{ url: string; close(): Promise<void> }>;
+
+/** The order handler's behaviour, shared by the three apps so they differ only in framework glue. */
+export async function orderBehaviour(headers: Record<string, string | string[] | undefined>, entry: Entry | undefined) {
+  const header = (name: string) => {
+    const v = headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const delay = Number(header('x-test-delay') ?? 0);
+  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  if (header('x-test-throw')) throw new Error('handler failed');
+  const how = header('x-test-settle');
+  const settled = how === 'consume' ? await entry?.consume() : how === 'release' ? await entry?.release() : null;
+  return { status: Number(header('x-test-status') ?? 201), body: { tokenId: entry?.tokenId ?? null, settled: settled ?? null } };
+}
+
+export const memberOf = (headers: Record<string, string | string[] | undefined>) => {
+  const v = headers['x-member'];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/** A store that never answers: the queue's operationTimeoutMs turns every call into StoreUnavailableError. */
+const deadStore: Store = new Proxy({} as Store, { get: () => () => new Promise(() => undefined) });
+
+export function describeAdapter(name: string, startApp: AppFactory): void {
+  async function setup(options: { settle?: 'auto' | 'manual'; store?: Store; onStoreUnavailable?: 'fail-closed' | 'fail-open'; claimTtlSeconds?: number } = {}) {
+    let now = Date.now();
+    const store = options.store ?? new MemoryStore({ now: () => now });
+    const queue = new WaitingQueue({ store, operationTimeoutMs: 100, claimTtlSeconds: options.claimTtlSeconds ?? 30 });
+    const orders: Array<Entry | undefined> = [];
+    const app = await startApp({ queue, settle: options.settle ?? 'auto', onStoreUnavailable: options.onStoreUnavailable, onOrder: (e) => orders.push(e) });
+    const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+      fetch(app.url + path, { method, headers: body ? { 'content-type': 'application/json', ...headers } : headers, body });
+    const admittedToken = async (member: string) => {
+      await queue.enter(member);
+      const admission = (await queue.admit()).find((a) => a.memberId === member);
+      return admission!.entryToken;
+    };
+    const order = (member: string, token: string | undefined, extra: Record<string, string> = {}) =>
+      call('POST', '/orders', { 'x-member': member, ...(token === undefined ? {} : { 'x-entry-token': token }), ...extra });
+    return { queue, app, call, order, orders, admittedToken, advance: (ms: number) => void (now += ms) };
+  }
+
+  async function expectError(response: Response, status: number, code: string) {
+    expect(response.status).toBe(status);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe(code);
+    expect(typeof body.error.message).toBe('string');
+  }
+
+  describe(`HTTP adapter: ${name}`, () => {
+    describe('queue routes', () => {
+      it('POST /enter answers 200 with the position, no-store, and Retry-After = pollingIntervalSeconds while WAITING', async () => {
+        const { app, call } = await setup();
+        try {
+          const response = await call('POST', '/queue/enter', { 'x-member': 'alice' });
+          expect(response.status).toBe(200);
+          expect(response.headers.get('cache-control')).toBe('no-store');
+          const position = (await response.json()) as Position;
+          expect(position).toMatchObject({ status: 'WAITING', rank: 0, currentTotalWaitingCount: 1, entryToken: null });
+          expect(response.headers.get('retry-after')).toBe(String(position.pollingIntervalSeconds));
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('GET /position answers the same position; READY carries the token and no Retry-After', async () => {
+        const { app, call, queue } = await setup();
+        try {
+          await call('POST', '/queue/enter', { 'x-member': 'alice' });
+          await call('POST', '/queue/enter', { 'x-member': 'bob' });
+          const bob = await call('GET', '/queue/position', { 'x-member': 'bob' });
+          expect(await bob.json()).toMatchObject({ status: 'WAITING', rank: 1 });
+          const [admission] = await queue.admit();
+          const alice = await call('GET', '/queue/position', { 'x-member': 'alice' });
+          expect(alice.status).toBe(200);
+          expect(alice.headers.get('retry-after')).toBeNull();
+          expect(await alice.json()).toMatchObject({ status: 'READY', entryToken: admission!.entryToken });
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('DELETE answers 204 and the member is gone', async () => {
+        const { app, call } = await setup();
+        try {
+          await call('POST', '/queue/enter', { 'x-member': 'alice' });
+          const response = await call('DELETE', '/queue', { 'x-member': 'alice' });
+          expect(response.status).toBe(204);
+          expect(await response.text()).toBe('');
+          expect(await (await call('GET', '/queue/position', { 'x-member': 'alice' })).json()).toMatchObject({ status: 'NOT_ENTERED' });
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('answers 401 without a member and 400 for a bad member id, on every route', async () => {
+        const { app, call } = await setup();
+        try {
+          for (const [method, path] of [['POST', '/queue/enter'], ['GET', '/queue/position'], ['DELETE', '/queue'], ['POST', '/orders']] as const) {
+            await expectError(await call(method, path), 401, path === '/orders' ? 'UNAUTHENTICATED' : 'UNAUTHENTICATED');
+            await expectError(await call(method, path, { 'x-member': 'x'.repeat(129), 'x-entry-token': 'a'.repeat(43) }), 400, 'INVALID_MEMBER_ID');
+          }
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('ignores a body where none is expected', async () => {
+        const { app, call } = await setup();
+        try {
+          const response = await call('POST', '/queue/enter', { 'x-member': 'alice' }, JSON.stringify({ memberId: 'mallory', junk: 'x'.repeat(1000) }));
+          expect(await response.json()).toMatchObject({ status: 'WAITING', rank: 0 });
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('answers 503 with Retry-After when the store is down', async () => {
+        const { app, call } = await setup({ store: deadStore });
+        try {
+          for (const [method, path] of [['POST', '/queue/enter'], ['GET', '/queue/position'], ['DELETE', '/queue']] as const) {
+            const response = await call(method, path, { 'x-member': 'alice' });
+            expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+            await expectError(response, 503, 'STORE_UNAVAILABLE');
+          }
+        } finally {
+          await app.close();
+        }
+      });
+    });
+
+    describe('order guard', () => {
+      it('answers 401 ENTRY_TOKEN_MISSING without a token, and the handler is not called', async () => {
+        const { app, order, orders } = await setup();
+        try {
+          await expectError(await order('alice', undefined), 401, 'ENTRY_TOKEN_MISSING');
+          await expectError(await order('alice', ''), 401, 'ENTRY_TOKEN_MISSING');
+          expect(orders).toEqual([]);
+        } finally {
+          await app.close();
+        }
+      });
+
+      it("answers 401 ENTRY_TOKEN_INVALID for a wrong, another member's, a repeated, or an expired token", async () => {
+        const { app, order, orders, admittedToken, advance } = await setup();
+        try {
+          const token = await admittedToken('alice');
+          await expectError(await order('alice', 'A'.repeat(43)), 401, 'ENTRY_TOKEN_INVALID');
+          await expectError(await order('alice', 'not a token at all'), 401, 'ENTRY_TOKEN_INVALID');
+          await expectError(await order('bob', token), 401, 'ENTRY_TOKEN_INVALID');
+          const twice = new Headers({ 'x-member': 'alice' });
+          twice.append('x-entry-token', token);
+          twice.append('x-entry-token', token);
+          await expectError(await fetch(`${app.url}/orders`, { method: 'POST', headers: twice }), 401, 'ENTRY_TOKEN_INVALID');
+          advance(301_000);
+          await expectError(await order('alice', token), 401, 'ENTRY_TOKEN_INVALID');
+          expect(orders).toEqual([]);
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('answers 409 ENTRY_TOKEN_IN_USE to a concurrent second use', async () => {
+        const { app, order, orders, admittedToken } = await setup();
+        try {
+          const token = await admittedToken('alice');
+          const first = order('alice', token, { 'x-test-delay': '300' });
+          await new Promise((r) => setTimeout(r, 100));
+          await expectError(await order('alice', token), 409, 'ENTRY_TOKEN_IN_USE');
+          expect((await first).status).toBe(201);
+          expect(orders).toHaveLength(1);
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('answers 503 with Retry-After when the store is down, and never calls the handler', async () => {
+        const { app, order, orders } = await setup({ store: deadStore });
+        try {
+          const response = await order('alice', 'A'.repeat(43));
+          expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+          await expectError(response, 503, 'STORE_UNAVAILABLE');
+          expect(orders).toEqual([]);
+        } finally {
+          await app.close();
+        }
+      });
+
+      it("lets the request through without an entry when the user chose onStoreUnavailable: 'fail-open'", async () => {
+        const { app, order, orders } = await setup({ store: deadStore, onStoreUnavailable: 'fail-open' });
+        try {
+          const response = await order('alice', 'A'.repeat(43));
+          expect(response.status).toBe(201);
+          expect(await response.json()).toEqual({ tokenId: null, settled: null });
+          expect(orders).toEqual([undefined]);
+        } finally {
+          await app.close();
+        }
+      });
+    });
+
+    describe("settle: 'auto'", () => {
+      it('consumes on a 2xx: the token is then invalid', async () => {
+        const { app, order, orders, admittedToken, queue } = await setup();
+        try {
+          const token = await admittedToken('alice');
+          const response = await order('alice', token);
+          expect(response.status).toBe(201);
+          expect((await response.json()) as { tokenId: string }).toMatchObject({ tokenId: orders[0]!.tokenId });
+          await expect.poll(() => queue.state('alice')).toBe('NOT_ENTERED');
+          await expectError(await order('alice', token), 401, 'ENTRY_TOKEN_INVALID');
+        } finally {
+          await app.close();
+        }
+      });
+
+      it.each([
+        ['a 4xx', { 'x-test-status': '409' }, 409],
+        ['a 5xx', { 'x-test-status': '503' }, 503],
+        ['a thrown handler', { 'x-test-throw': '1' }, 500],
+      ])('releases on %s: the same token works again', async (_label, headers, status) => {
+        const { app, order, admittedToken, queue } = await setup();
+        try {
+          const token = await admittedToken('alice');
+          expect((await order('alice', token, headers)).status).toBe(status);
+          await expect.poll(async () => (await queue.stats()).claimed).toBe(0);
+          expect((await order('alice', token)).status).toBe(201);
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('releases when the client hangs up mid-handler', async () => {
+        const { app, admittedToken, queue, orders } = await setup();
+        try {
+          const token = await admittedToken('alice');
+          await new Promise<void>((resolve) => {
+            const req = httpRequest(`${app.url}/orders`, { method: 'POST', headers: { 'x-member': 'alice', 'x-entry-token': token, 'x-test-delay': '2000' } });
+            req.on('error', () => resolve());
+            req.end();
+            const check = setInterval(() => {
+              if (orders.length === 0) return; // wait until the handler holds the claim
+              clearInterval(check);
+              req.destroy();
+            }, 10);
+          });
+          await expect.poll(async () => (await queue.stats()).claimed, { timeout: 1500 }).toBe(0);
+          const claim = await queue.claim('alice', token);
+          expect(claim.memberId).toBe('alice');
+        } finally {
+          await app.close();
+        }
+      });
+    });
+
+    describe("settle: 'manual'", () => {
+      it('settles nothing unless the handler does: the token stays claimed', async () => {
+        const { app, order, admittedToken, queue } = await setup({ settle: 'manual' });
+        try {
+          const token = await admittedToken('alice');
+          expect((await order('alice', token)).status).toBe(201);
+          await new Promise((r) => setTimeout(r, 50));
+          expect((await queue.stats()).claimed).toBe(1);
+          await expectError(await order('alice', token), 409, 'ENTRY_TOKEN_IN_USE');
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('consumes when the handler calls entry.consume(), whatever the status', async () => {
+        const { app, order, admittedToken, queue } = await setup({ settle: 'manual' });
+        try {
+          const token = await admittedToken('alice');
+          const response = await order('alice', token, { 'x-test-settle': 'consume', 'x-test-status': '500' });
+          expect(await response.json()).toMatchObject({ settled: true });
+          expect(await queue.state('alice')).toBe('NOT_ENTERED');
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('releases when the handler calls entry.release(), even on a 2xx', async () => {
+        const { app, order, admittedToken, queue } = await setup({ settle: 'manual' });
+        try {
+          const token = await admittedToken('alice');
+          const response = await order('alice', token, { 'x-test-settle': 'release' });
+          expect(await response.json()).toMatchObject({ settled: true });
+          expect((await queue.stats()).claimed).toBe(0);
+          expect(await queue.state('alice')).toBe('READY');
+        } finally {
+          await app.close();
+        }
+      });
+    });
+  });
+}
