@@ -1,0 +1,155 @@
+// waitgate/client: waits in the queue from a browser or Node 20 (global fetch), no dependencies.
+
+import type { Position } from '../types.js';
+
+export type { Position, PositionStatus } from '../types.js';
+
+/** Options of {@link waitForEntry}. */
+export interface WaitForEntryOptions {
+  /** Base URL of the queue routes, e.g. `/queue` in a page or `https://shop.example/queue` in Node. */
+  url: string;
+  /** Headers sent with every request (e.g. authorization). */
+  headers?: Record<string, string>;
+  /** fetch credentials mode, e.g. `'include'` for cookies across origins. Default `'same-origin'`. */
+  credentials?: 'omit' | 'same-origin' | 'include';
+  /** Stops waiting: the promise rejects with the signal's reason and no request is sent after it. */
+  signal?: AbortSignal;
+  /** Called with every position received, for the waiting-room page. */
+  onPosition?: (position: Position) => void;
+  /** Fraction of random spread around each polling interval. Default 0.2 (±20%). */
+  jitter?: number;
+  /** Longest wait between retries after errors, in seconds. Default 30. */
+  maxBackoffSeconds?: number;
+  /** The fetch to use. Default: the global fetch. */
+  fetch?: typeof fetch;
+  /** Random source in [0, 1), for tests. Default Math.random. */
+  random?: () => number;
+}
+
+/** What {@link waitForEntry} resolves with once the member is admitted. */
+export interface EntryGrant {
+  /** Send it as the `X-Entry-Token` header of the order request. */
+  entryToken: string;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+  position: Position;
+}
+
+/** The server refused the member for good (401, 400, ...): waiting again will not help. */
+export class QueueClientError extends Error {
+  /** HTTP status. */
+  readonly status: number;
+  /** The body's `error.code`, e.g. `UNAUTHENTICATED`, when the server sent one. */
+  readonly code: string | undefined;
+
+  constructor(status: number, code: string | undefined, message: string) {
+    super(message);
+    this.name = 'QueueClientError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/**
+ * Enters the queue and polls until the member is READY, at the interval the
+ * server hints (`pollingIntervalSeconds`, ±20% jitter so a crowd does not poll in
+ * step). After a 503, a 429 or a network error it honours `Retry-After`, or backs
+ * off exponentially up to `maxBackoffSeconds`. If the member drops out of the
+ * queue (e.g. an unused token expired), it enters again.
+ *
+ * @example
+ * ```ts
+ * const { entryToken } = await waitForEntry({ url: '/queue', onPosition: (p) => render(p) });
+ * await fetch('/orders', { method: 'POST', headers: { 'x-entry-token': entryToken }, body });
+ * ```
+ * @throws {@link QueueClientError} when the server refuses (4xx other than 429); the signal's reason on abort.
+ */
+export async function waitForEntry(options: WaitForEntryOptions): Promise<EntryGrant> {
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const random = options.random ?? Math.random;
+  const jitter = options.jitter ?? 0.2;
+  const maxBackoffMs = (options.maxBackoffSeconds ?? 30) * 1000;
+  const base = options.url.replace(/\/+$/, '');
+  const { signal } = options;
+  const spread = (ms: number) => ms * (1 + (random() * 2 - 1) * jitter);
+
+  let entering = true;
+  let failures = 0;
+  for (;;) {
+    signal?.throwIfAborted();
+    let response: Response;
+    try {
+      response = await doFetch(entering ? `${base}/enter` : `${base}/position`, {
+        method: entering ? 'POST' : 'GET',
+        headers: { accept: 'application/json', ...options.headers },
+        credentials: options.credentials ?? 'same-origin',
+        signal,
+      });
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      failures++;
+      await sleep(spread(backoffMs(failures, maxBackoffMs)), signal);
+      continue;
+    }
+
+    if (response.status === 503 || response.status === 429 || response.status >= 500) {
+      failures++;
+      await response.body?.cancel().catch(() => undefined);
+      const hinted = retryAfterMs(response);
+      await sleep(spread(hinted ?? backoffMs(failures, maxBackoffMs)), signal);
+      continue;
+    }
+    if (!response.ok) throw await refusal(response);
+
+    failures = 0;
+    const position = (await response.json()) as Position;
+    options.onPosition?.(position);
+    if (position.status === 'READY' && position.entryToken !== null && position.entryTokenExpiresAt !== null) {
+      return { entryToken: position.entryToken, expiresAt: position.entryTokenExpiresAt, position };
+    }
+    entering = position.status === 'NOT_ENTERED';
+    await sleep(spread(position.pollingIntervalSeconds * 1000), signal);
+  }
+}
+
+function backoffMs(failures: number, maxMs: number): number {
+  return Math.min(maxMs, 1000 * 2 ** (failures - 1));
+}
+
+/** Retry-After in seconds (or an HTTP date), as milliseconds; null when absent or unreadable. */
+function retryAfterMs(response: Response): number | null {
+  const value = response.headers.get('retry-after');
+  if (value === null) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
+}
+
+async function refusal(response: Response): Promise<QueueClientError> {
+  let code: string | undefined;
+  let message = `The queue refused the request (HTTP ${response.status}).`;
+  try {
+    const body = (await response.json()) as { error?: { code?: string; message?: string } };
+    code = body.error?.code;
+    if (body.error?.message) message = body.error.message;
+  } catch {
+    // not JSON: keep the generic message
+  }
+  return new QueueClientError(response.status, code, message);
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
