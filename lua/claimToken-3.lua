@@ -1,3 +1,4 @@
+#!lua
 --[[
   Claim a member's token for one request: READY -> CLAIMED under a lease.
   Idempotent: re-running with the same claim id returns the same claim.

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Use a claimed token for good, after the order committed. The claim id fences
   it: a claim that lapsed and was taken over by another cannot consume.

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Join the queue unless the member is already waiting or holds a live token.
   Idempotent: a repeated call keeps the first sequence number, so the rank stays.

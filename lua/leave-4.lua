@@ -1,3 +1,4 @@
+#!lua
 --[[
   Remove a member: out of the queue, or its token dropped (an in-flight claim
   then fails to consume). Safe to repeat.

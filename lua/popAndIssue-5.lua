@@ -1,3 +1,4 @@
+#!lua
 --[[
   Admit: refill the shared token bucket, reap expired tokens, then pop the head
   of the queue and issue a token to each popped member, all in one step, so a

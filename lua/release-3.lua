@@ -1,3 +1,4 @@
+#!lua
 --[[
   Give a claimed token back after the order rolled back: CLAIMED -> READY, so
   the member can retry with the same token until it expires. Safe to repeat.

@@ -145,7 +145,11 @@ export class RedisStore implements Store {
    * an evicted queue key loses members. Reads `INFO memory`, which a least-privilege ACL user may run.
    */
   warnings(): Promise<StoreWarning[]> {
-    this.#warnings ??= checkEvictionPolicy(this.#client);
+    // A failed check (Redis unreachable) is not remembered: the next queue call checks again.
+    this.#warnings ??= checkEvictionPolicy(this.#client).catch((error: unknown) => {
+      this.#warnings = undefined;
+      throw error;
+    });
     return this.#warnings;
   }
 
@@ -204,6 +208,7 @@ async function checkEvictionPolicy(client: RedisClientLike): Promise<StoreWarnin
       policy = /^maxmemory_policy:(\S+)/m.exec(await node.info('memory'))?.[1];
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
+      if (!/NOPERM/i.test(reason)) throw error; // unreachable: check again later
       warnings.push({ code: 'EVICTION_POLICY_UNKNOWN', message: `Could not read maxmemory-policy (INFO memory failed: ${reason}); waitgate needs noeviction.` });
       continue;
     }

@@ -43,6 +43,12 @@ describe('lua scripts', () => {
       }
     });
 
+    it('has a shebang, so Redis refuses it whole when out of memory and refuses undeclared keys', () => {
+      // A script without flags is checked for OOM only at its first growing write, after
+      // earlier writes (e.g. ZPOPMIN) already happened; a flagged one is refused before it runs.
+      expect(source.startsWith(script.readOnly ? '#!lua flags=no-writes\n' : '#!lua\n')).toBe(true);
+    });
+
   });
 
   describe.each(files.filter((f) => !scripts[f.replace(/-\d+\.lua$/, '') as keyof typeof scripts].readOnly))('%s (mutating)', (file) => {

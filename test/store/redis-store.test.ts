@@ -153,6 +153,30 @@ describe('RedisStore on a server the test owns', () => {
     }
   });
 
+  it('fails closed when Redis is out of memory: writes refused whole, polls still answered, no member lost', async () => {
+    const client = connect({ maxRetriesPerRequest: 1 });
+    const queue = new WaitingQueue({ store: new RedisStore({ client }), name: uniqueName('q'), admitRatePerSecond: 100 });
+    await Promise.all(Array.from({ length: 200 }, (_, i) => queue.enter(`m${i}`)));
+    const [ready] = await queue.admit();
+    const before = await queue.stats();
+    const used = Number(/used_memory:(\d+)/.exec(await client.info('memory'))![1]);
+    await client.config('SET', 'maxmemory', String(Math.max(1, used - 100_000)));
+    try {
+      for (const call of [() => queue.admit(), () => queue.enter('newcomer'), () => queue.claim(ready!.memberId, ready!.entryToken)]) {
+        await expect(call()).rejects.toBeInstanceOf(StoreUnavailableError);
+      }
+      expect((await queue.position('m150')).status).toBe('WAITING');
+      expect(await queue.stats()).toEqual(before);
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+    // Nothing was half-applied: the same members wait, the same one holds a token.
+    expect(await queue.stats()).toEqual(before);
+    expect(await queue.state(ready!.memberId)).toBe('READY');
+    await sleep(100); // the bucket refills ~10 at 100/s
+    expect((await queue.admit()).length).toBeGreaterThan(0);
+  });
+
   it('warns once when maxmemory-policy is not noeviction', async () => {
     const client = connect();
     await client.config('SET', 'maxmemory-policy', 'allkeys-lru');
