@@ -1,12 +1,23 @@
 import { defineConfig } from 'tsup';
 
+// One entry per subpath of the exports map. splitting: true lets the CJS subpaths
+// share the core chunk, so `instanceof` works across waitgate and waitgate/express.
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    express: 'src/http/express.ts',
+    fastify: 'src/http/fastify.ts',
+    koa: 'src/http/koa.ts',
+    client: 'src/client/index.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   sourcemap: true,
   clean: true,
   splitting: true,
   target: 'node20',
-  external: ['ioredis', 'express', 'fastify', 'fastify-plugin', 'koa'],
+  // The frameworks and ioredis are the user's (optional peers). fastify-plugin (MIT,
+  // a few lines) is bundled, so users of waitgate/fastify need not install it.
+  external: ['ioredis', 'express', 'fastify', 'koa'],
+  noExternal: ['fastify-plugin'],
 });

@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects: `unit` needs nothing, `redis` gets a real redis-server from the
-// global setup, `package` packs the tarball and installs it into a fresh project.
+// `unit` needs nothing; `redis` gets a real redis-server from the global setup; `e2e`
+// drives the example shop in Debian's Chromium; `package` installs the packed tarball.
 export default defineConfig({
   test: {
     projects: [
@@ -9,7 +9,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/store/redis-*.test.ts', 'test/package/**'],
+          exclude: ['test/store/redis-*.test.ts', 'test/package/**', 'test/**/*.e2e.test.ts'],
         },
       },
       {
@@ -19,6 +19,14 @@ export default defineConfig({
           globalSetup: ['test/support/global-redis.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/**/*.e2e.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {

@@ -7,7 +7,7 @@ import { EntryTokenError, InvalidMemberIdError, StoreUnavailableError, WaitgateC
 import type { MemberId } from '../member-id.js';
 import { parseStrict } from '../options.js';
 import type { Position } from '../types.js';
-import { WaitingQueue } from '../waiting-queue.js';
+import type { WaitingQueue } from '../waiting-queue.js';
 import { createEntry, type Entry } from './entry.js';
 
 export type { Entry } from './entry.js';
@@ -79,7 +79,12 @@ export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
 const resolver = z.custom<MemberIdResolver<unknown>>((f) => typeof f === 'function', 'must be a function (req) => member id | undefined');
-const queueSchema = z.custom<WaitingQueue>((q) => q instanceof WaitingQueue, 'must be a WaitingQueue');
+// Duck-typed rather than instanceof: the ESM and CJS builds each have their own WaitingQueue class.
+const QUEUE_METHODS = ['enter', 'position', 'leave', 'claim', 'consume', 'release', 'reportError'] as const;
+const queueSchema = z.custom<WaitingQueue>(
+  (q) => typeof q === 'object' && q !== null && QUEUE_METHODS.every((m) => typeof (q as Record<string, unknown>)[m] === 'function'),
+  'must be a WaitingQueue',
+);
 const routesSchema = z.strictObject({ memberId: resolver });
 const guardSchema = z.strictObject({
   memberId: resolver,

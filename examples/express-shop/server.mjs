@@ -1,0 +1,49 @@
+// Starts the example shop: memory store by default, Redis when REDIS_URL is set.
+//   npm run example                 the shop on http://localhost:3000
+//   DEMO=1 npm run example          a slow queue with simulated shoppers, to watch it move
+//   REDIS_URL=redis://... npm run example
+
+import { MemoryStore, RedisStore, WaitingQueue } from 'waitgate';
+import { createShop } from './app.mjs';
+import { openDatabase } from './db.mjs';
+import { startSimulatedShoppers } from './simulated-shoppers.mjs';
+
+const demo = process.env.DEMO === '1' || process.argv.includes('--demo');
+const port = Number(process.env.PORT ?? 3000);
+
+async function makeStore() {
+  if (!process.env.REDIS_URL) return { store: new MemoryStore(), close: async () => {} };
+  const { Redis } = await import('ioredis');
+  const client = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+  return { store: new RedisStore({ client }), close: () => client.quit() };
+}
+
+const { store, close } = await makeStore();
+const queue = new WaitingQueue({
+  store,
+  name: 'sneaker-drop',
+  admitRatePerSecond: demo ? 0.5 : 5,
+  maxActive: demo ? 3 : 50,
+  entryTokenTtlSeconds: 120,
+  claimTtlSeconds: 15,
+});
+queue.on('error', (error) => console.error('[waitgate]', error.message));
+queue.on('warning', (warning) => console.warn('[waitgate]', warning.message));
+
+const db = openDatabase(process.env.SHOP_DB ?? ':memory:');
+const admitter = queue.startAdmitter({ intervalMs: 500 });
+const shoppers = demo ? startSimulatedShoppers({ queue, db, count: 8 }) : null;
+const server = createShop({ queue, db }).listen(port, () => {
+  console.log(`waitgate example shop on http://localhost:${port} (${process.env.REDIS_URL ? 'Redis' : 'memory'} store${demo ? ', demo mode' : ''})`);
+});
+
+async function shutdown() {
+  server.close();
+  shoppers?.stop();
+  await admitter.stop();
+  await close();
+  db.close();
+  process.exit(0);
+}
+process.once('SIGINT', shutdown);
+process.once('SIGTERM', shutdown);
