@@ -1,6 +1,6 @@
 // waitgate: a virtual waiting queue in front of an order API. Core, stores, errors and types.
 
-export { WaitingQueue, type WaitingQueueEvents } from './waiting-queue.js';
+export { WaitingQueue, type WaitingQueueEvents, type Listener as WaitingQueueListener } from './waiting-queue.js';
 export type { Admitter, AdmitterOptions } from './admitter.js';
 export { RedisStore, type RedisStoreOptions, type RedisClientLike } from './store/redis-store.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';

@@ -3,7 +3,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { EntryTokenError, InvalidMemberIdError, StoreUnavailableError, WaitgateConfigError, isWaitgateError } from '../errors.js';
+import { WaitgateConfigError, isWaitgateError } from '../errors.js';
 import type { MemberId } from '../member-id.js';
 import { parseStrict } from '../options.js';
 import type { Position } from '../types.js';
@@ -129,17 +129,24 @@ export function positionResult(position: Position): HttpResult {
 
 /** The error answer for a waitgate error, or null for anything else (left to the framework). */
 export function errorResult(error: unknown): HttpResult | null {
-  if (error instanceof InvalidMemberIdError) return failure(400, 'INVALID_MEMBER_ID', error.message);
-  if (error instanceof EntryTokenError) {
-    if (error.code === 'IN_USE') return failure(409, 'ENTRY_TOKEN_IN_USE', error.message);
-    return failure(401, error.code === 'MISSING' ? 'ENTRY_TOKEN_MISSING' : 'ENTRY_TOKEN_INVALID', error.message);
+  // By code, not instanceof: errors from another copy of waitgate (ESM next to CJS) map the same.
+  if (!isWaitgateError(error)) return null;
+  switch (error.code) {
+    case 'INVALID_MEMBER_ID':
+      return failure(400, 'INVALID_MEMBER_ID', error.message);
+    case 'MISSING':
+      return failure(401, 'ENTRY_TOKEN_MISSING', error.message);
+    case 'INVALID':
+      return failure(401, 'ENTRY_TOKEN_INVALID', error.message);
+    case 'IN_USE':
+      return failure(409, 'ENTRY_TOKEN_IN_USE', error.message);
+    case 'STORE_UNAVAILABLE':
+      return failure(503, 'STORE_UNAVAILABLE', 'The waiting queue is unavailable right now; try again shortly.', {
+        'retry-after': String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS),
+      });
+    default:
+      return null;
   }
-  if (error instanceof StoreUnavailableError || (isWaitgateError(error) && error.code === 'STORE_UNAVAILABLE')) {
-    return failure(503, 'STORE_UNAVAILABLE', 'The waiting queue is unavailable right now; try again shortly.', {
-      'retry-after': String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS),
-    });
-  }
-  return null;
 }
 
 function failure(status: number, code: HttpErrorCode, message: string, headers: Record<string, string> = {}): HttpResult {

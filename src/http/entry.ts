@@ -1,6 +1,6 @@
 // The claimed entry a guard hands to the order handler: consume once after commit, or release.
 
-import { StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError, isWaitgateError } from '../errors.js';
 import type { Claim } from '../types.js';
 import type { WaitingQueue } from '../waiting-queue.js';
 
@@ -35,7 +35,7 @@ export function createEntry(queue: WaitingQueue, claim: Claim, retryDelaysMs: re
     if (settled) return settled.kind === kind ? settled.outcome : Promise.resolve(false);
     const run = () => (kind === 'consume' ? queue.consume(claim) : queue.release(claim));
     const outcome = run().catch((error: unknown) => {
-      if (error instanceof StoreUnavailableError) retryInBackground(queue, kind, run, retryDelaysMs);
+      if (isWaitgateError(error) && error.code === 'STORE_UNAVAILABLE') retryInBackground(queue, kind, run, retryDelaysMs);
       else queue.reportError(error instanceof Error ? error : new Error(String(error)));
       return false;
     });

@@ -16,7 +16,7 @@ import {
   type RequireEntryTokenOptions,
 } from './core.js';
 
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, QueueRoutesOptions, RequireEntryTokenOptions } from './core.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -45,7 +45,7 @@ function send(res: Response, result: HttpResult): void {
  * ```ts
  * app.use('/queue', queueRoutes(queue, { memberId: (req) => req.user?.id }));
  * ```
- * @throws {@link WaitgateConfigError} for bad options.
+ * @throws {@link index!WaitgateConfigError} for bad options.
  */
 export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOptions): Router {
   const q = parseQueue(queue);
@@ -75,7 +75,7 @@ export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOpti
  *   res.status(201).json({ ok: true }); // 2xx: consumed automatically
  * });
  * ```
- * @throws {@link WaitgateConfigError} for bad options.
+ * @throws {@link index!WaitgateConfigError} for bad options.
  */
 export function requireEntryToken(queue: WaitingQueue, options: ExpressRequireEntryTokenOptions): RequestHandler {
   const q = parseQueue(queue);

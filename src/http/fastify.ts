@@ -18,7 +18,7 @@ import {
   type RequireEntryTokenOptions,
 } from './core.js';
 
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, RequireEntryTokenOptions } from './core.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,7 +74,7 @@ export const queueRoutes: FastifyPluginAsync<FastifyQueueRoutesOptions> = fp(plu
  * ```ts
  * app.post('/orders', { preHandler: requireEntryToken(queue, { memberId }) }, handler);
  * ```
- * @throws {@link WaitgateConfigError} for bad options.
+ * @throws {@link index!WaitgateConfigError} for bad options.
  */
 export function requireEntryToken(queue: WaitingQueue, options: FastifyRequireEntryTokenOptions): preHandlerAsyncHookHandler {
   const q = parseQueue(queue);

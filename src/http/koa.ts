@@ -17,7 +17,7 @@ import {
   type RequireEntryTokenOptions,
 } from './core.js';
 
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, RequireEntryTokenOptions } from './core.js';
 
 /** What the guard adds to `ctx.state`. */
 export interface EntryState {
@@ -51,7 +51,7 @@ function send(ctx: ParameterizedContext, result: HttpResult): void {
  * ```ts
  * app.use(queueRoutes(queue, { memberId: (ctx) => ctx.state.user?.id, prefix: '/queue' }));
  * ```
- * @throws {@link WaitgateConfigError} for bad options.
+ * @throws {@link index!WaitgateConfigError} for bad options.
  */
 export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
   queue: WaitingQueue,
@@ -76,7 +76,7 @@ export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
  * ```ts
  * router.post('/orders', requireEntryToken(queue, { memberId: (ctx) => ctx.state.user?.id }), handler);
  * ```
- * @throws {@link WaitgateConfigError} for bad options.
+ * @throws {@link index!WaitgateConfigError} for bad options.
  */
 export function requireEntryToken<StateT = DefaultState, ContextT = DefaultContext>(
   queue: WaitingQueue,
