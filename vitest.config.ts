@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// `unit` needs nothing; `redis` gets a real redis-server from the global setup; `e2e`
+// `unit` needs nothing; `redis` gets a real redis-server from the global setup; `faults`
+// spawns its own servers to break them; `e2e`
 // drives the example shop in Debian's Chromium; `package` installs the packed tarball.
 export default defineConfig({
   test: {
@@ -19,6 +20,15 @@ export default defineConfig({
           globalSetup: ['test/support/global-redis.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          // Fault and race tests: each file spawns (and kills, pauses, fills...) its own redis-server.
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
         },
       },
       {
