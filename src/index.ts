@@ -14,6 +14,7 @@ export {
   type EntryTokenErrorCode,
 } from './errors.js';
 export { normalizeMemberId, type MemberId } from './member-id.js';
+export type { PositionCacheOptions } from './position-cache.js';
 export { DEFAULT_POLLING_INTERVALS, type WaitingQueueOptions, type PollingTier, type QueueConfig } from './options.js';
 export type {
   Position,
@@ -33,4 +34,5 @@ export type {
   SettleRequest,
   ConsumeRequest,
   StatsSnapshot,
+  QueueSnapshot,
 } from './types.js';

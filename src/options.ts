@@ -2,6 +2,7 @@
 
 import { z } from 'zod';
 import { WaitgateConfigError } from './errors.js';
+import type { PositionCacheOptions } from './position-cache.js';
 import type { Store } from './types.js';
 
 /** One polling tier: members with rank below `belowRank` poll every `seconds`. The last tier has no `belowRank`. */
@@ -30,6 +31,14 @@ export interface WaitingQueueOptions {
   pollingIntervals?: readonly PollingTier[];
   /** Every store call settles within this many milliseconds or fails with `StoreUnavailableError`. Default 1000. */
   operationTimeoutMs?: number;
+  /**
+   * Polling at scale: `position()` estimates a waiting member's rank from its cached
+   * entry sequence and a snapshot of the line refreshed every `refreshMs`, so a
+   * poll costs the store nothing until the member reaches the head. Ranks are exact
+   * while nobody leaves the line, otherwise estimated; admitted members are looked
+   * up exactly. Default false (every poll is one exact store call).
+   */
+  positionCache?: boolean | PositionCacheOptions;
 }
 
 /** The options after defaults, in the units the queue works in. */
@@ -43,6 +52,8 @@ export interface QueueConfig {
   claimTtlMs: number;
   pollingIntervals: readonly PollingTier[];
   operationTimeoutMs: number;
+  /** null when off. */
+  positionCache: Required<PositionCacheOptions> | null;
 }
 
 export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
@@ -97,6 +108,15 @@ const optionsSchema = z.strictObject({
   claimTtlSeconds: seconds(DAY_SECONDS).default(30),
   pollingIntervals: pollingSchema.default(() => [...DEFAULT_POLLING_INTERVALS]),
   operationTimeoutMs: z.number().int().min(1).max(600_000).default(1000),
+  positionCache: z
+    .union([
+      z.boolean(),
+      z.strictObject({
+        refreshMs: z.number().int().min(10).max(60_000).optional(),
+        maxMembers: z.number().int().min(1).max(100_000_000).optional(),
+      }),
+    ])
+    .default(false),
 });
 
 /**
@@ -115,7 +135,17 @@ export function parseQueueOptions(options: unknown): QueueConfig {
     claimTtlMs: Math.round(parsed.claimTtlSeconds * 1000),
     pollingIntervals: Object.freeze(parsed.pollingIntervals.map((tier) => Object.freeze({ ...tier }))),
     operationTimeoutMs: parsed.operationTimeoutMs,
+    positionCache: resolvePositionCache(parsed.positionCache, parsed.store),
   };
+}
+
+function resolvePositionCache(option: boolean | PositionCacheOptions, store: Store): Required<PositionCacheOptions> | null {
+  if (option === false) return null;
+  if (typeof store.queueSnapshot !== 'function') {
+    throw new WaitgateConfigError('positionCache', 'needs a store with queueSnapshot() (RedisStore and MemoryStore have it)');
+  }
+  const options = option === true ? {} : option;
+  return { refreshMs: options.refreshMs ?? 250, maxMembers: options.maxMembers ?? 100_000 };
 }
 
 /**

@@ -81,6 +81,19 @@ export interface MemberSnapshot {
   window: AdmissionWindow;
   /** The store's clock (Redis `TIME`), epoch ms. */
   now: number;
+  /** WAITING only: the member's entry sequence (its place in FIFO order). Optional for custom stores. */
+  seq?: number | null;
+}
+
+/** The shape of the line: enough to estimate a waiting member's rank from its entry sequence. */
+export interface QueueSnapshot {
+  totalWaiting: number;
+  /** Entry sequence of the first waiting member; null when nobody waits. */
+  headSeq: number | null;
+  /** Entry sequence of the last waiting member; null when nobody waits. */
+  lastSeq: number | null;
+  window: AdmissionWindow;
+  now: number;
 }
 
 /** Arguments of one admission step. */
@@ -153,6 +166,8 @@ export interface Store {
   release(queue: string, request: SettleRequest): Promise<boolean>;
   leave(queue: string, memberId: string): Promise<boolean>;
   stats(queue: string): Promise<StatsSnapshot>;
+  /** Optional: the shape of the line, for the `positionCache` option of WaitingQueue. */
+  queueSnapshot?(queue: string): Promise<QueueSnapshot>;
   /** Optional set-up checks (e.g. Redis eviction policy), run once per queue on first use. */
   warnings?(): Promise<StoreWarning[]>;
 }

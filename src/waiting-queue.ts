@@ -6,6 +6,7 @@ import { startTimer, type Admitter, type AdmitterOptions } from './admitter.js';
 import { EntryTokenError, WaitgateConfigError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
+import { PositionCache } from './position-cache.js';
 import { buildPosition } from './position.js';
 import { withTimeout } from './store/with-timeout.js';
 import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
@@ -44,6 +45,7 @@ export class WaitingQueue {
   readonly #config: QueueConfig;
   readonly #store: Store;
   readonly #events = new EventEmitter();
+  readonly #cache: PositionCache | null;
   #checkedStore = false;
 
   /** @throws {@link WaitgateConfigError} naming an unknown or bad option. */
@@ -51,6 +53,8 @@ export class WaitingQueue {
     this.#config = parseQueueOptions(options);
     this.#store = this.#config.store;
     this.name = this.#config.name;
+    const cacheOptions = this.#config.positionCache;
+    this.#cache = cacheOptions && new PositionCache(() => this.#call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions);
   }
 
   /** The options in force, defaults applied (times in milliseconds). */
@@ -67,7 +71,10 @@ export class WaitingQueue {
    */
   async enter(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
-    return this.#position(await this.#call('enter', (s) => s.enter(this.name, id)));
+    const snapshot = await this.#call('enter', (s) => s.enter(this.name, id));
+    this.#cache?.invalidate();
+    this.#cache?.remember(id, snapshot);
+    return this.#position(snapshot);
   }
 
   /**
@@ -76,7 +83,11 @@ export class WaitingQueue {
    */
   async position(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
-    return this.#position(await this.#call('position', (s) => s.position(this.name, id)));
+    const estimated = await this.#cache?.estimate(id);
+    if (estimated) return this.#position(estimated);
+    const snapshot = await this.#call('position', (s) => s.position(this.name, id));
+    this.#cache?.remember(id, snapshot);
+    return this.#position(snapshot);
   }
 
   /** The member's status alone. */
@@ -114,6 +125,8 @@ export class WaitingQueue {
     );
     const admissions = result.admitted.map((a) => ({ memberId: a.memberId, entryToken: a.entryToken, expiresAt: result.expiresAt }));
     if (admissions.length > 0) {
+      this.#cache?.invalidate();
+      for (const a of admissions) this.#cache?.forget(a.memberId);
       this.#events.emit('admitted', admissions.map(({ memberId, expiresAt }) => ({ memberId, expiresAt })));
     }
     return admissions;
@@ -184,7 +197,10 @@ export class WaitingQueue {
    */
   async leave(memberId: MemberId): Promise<boolean> {
     const id = normalizeMemberId(memberId);
-    return this.#call('leave', (s) => s.leave(this.name, id));
+    const left = await this.#call('leave', (s) => s.leave(this.name, id));
+    this.#cache?.forget(id);
+    this.#cache?.invalidate();
+    return left;
   }
 
   /** Counters of this queue. */

@@ -5,6 +5,21 @@ import { DEFAULT_POLLING_INTERVALS, MemoryStore, WaitgateConfigError, WaitingQue
 
 const store = new MemoryStore();
 
+/** A store implementing only the required methods (no queueSnapshot). */
+function bareStore() {
+  const m = new MemoryStore();
+  return {
+    enter: m.enter.bind(m),
+    position: m.position.bind(m),
+    admit: m.admit.bind(m),
+    claim: m.claim.bind(m),
+    consume: m.consume.bind(m),
+    release: m.release.bind(m),
+    leave: m.leave.bind(m),
+    stats: m.stats.bind(m),
+  };
+}
+
 function configError(options: unknown): WaitgateConfigError {
   try {
     new WaitingQueue(options as never);
@@ -29,6 +44,7 @@ describe('WaitingQueue options', () => {
       claimTtlMs: 30_000,
       pollingIntervals: DEFAULT_POLLING_INTERVALS,
       operationTimeoutMs: 1000,
+      positionCache: null,
     });
   });
 
@@ -64,6 +80,9 @@ describe('WaitingQueue options', () => {
     [{}, 'store'],
     [{ store: {} }, 'store'],
     [{ store: { enter() {} } }, 'store'],
+    [{ store, positionCache: { refreshMs: 1 } }, 'positionCache.refreshMs'],
+    [{ store, positionCache: { ttl: 5 } }, 'ttl'],
+    [{ store: { ...bareStore() }, positionCache: true }, 'positionCache'],
   ])('rejects %o naming %s', (options, option) => {
     const error = configError(options);
     expect(error.option).toBe(option);

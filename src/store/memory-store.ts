@@ -12,6 +12,7 @@ import type {
   ClaimResult,
   ConsumeRequest,
   MemberSnapshot,
+  QueueSnapshot,
   SettleRequest,
   StatsSnapshot,
   Store,
@@ -175,6 +176,12 @@ export class MemoryStore implements Store {
     return { waiting: q.waiting.size, active, claimed, window: q.window, now };
   }
 
+  async queueSnapshot(queue: string): Promise<QueueSnapshot> {
+    const q = this.#queue(queue);
+    const { head, last } = q.waiting.ends();
+    return { totalWaiting: q.waiting.size, headSeq: head, lastSeq: last, window: q.window, now: this.#now() };
+  }
+
   #queue(name: string): QueueState {
     let q = this.#queues.get(name);
     if (!q) {
@@ -196,6 +203,7 @@ export class MemoryStore implements Store {
       entryTokenExpiresAt: ready ? record.tokenExp : null,
       window: q.window,
       now,
+      seq: rank === null ? null : q.waiting.seqOf(memberId),
     };
   }
 }

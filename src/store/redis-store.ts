@@ -11,6 +11,7 @@ import type {
   ClaimResult,
   ConsumeRequest,
   MemberSnapshot,
+  QueueSnapshot,
   SettleRequest,
   StatsSnapshot,
   Store,
@@ -140,6 +141,13 @@ export class RedisStore implements Store {
     return { waiting: Number(r[0]), active: Number(r[1]), claimed: Number(r[2]), now: Number(r[3]), window: decodeWindow(r, 4) };
   }
 
+  async queueSnapshot(queue: string): Promise<QueueSnapshot> {
+    const k = this.#keysOf(queue);
+    const r = await this.#run<Reply>('queueSnapshot', [k.waiting, k.meta], []);
+    const seq = (v: string | number | null | undefined) => (v === null || v === undefined ? null : Number(v));
+    return { totalWaiting: Number(r[0]), headSeq: seq(r[1]), lastSeq: seq(r[2]), now: Number(r[3]), window: decodeWindow(r, 4) };
+  }
+
   /**
    * Checks once that every Redis node evicts nothing (`maxmemory-policy noeviction`):
    * an evicted queue key loses members. Reads `INFO memory`, which a least-privilege ACL user may run.
@@ -191,6 +199,7 @@ function decodeSnapshot(r: Reply): MemberSnapshot {
     entryTokenExpiresAt: r[4] === null ? null : Number(r[4]),
     now: Number(r[5]),
     window: decodeWindow(r, 6),
+    seq: r[10] === null || r[10] === undefined ? null : Number(r[10]),
   };
 }
 

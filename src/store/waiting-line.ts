@@ -22,6 +22,17 @@ export class WaitingLine {
     this.#seqOf.set(member, seq);
   }
 
+  /** The member's entry sequence, or null when not waiting. */
+  seqOf(member: string): number | null {
+    return this.#seqOf.get(member) ?? null;
+  }
+
+  /** Entry sequences of the first and the last waiting member (null when empty). */
+  ends(): { head: number | null; last: number | null } {
+    if (this.size === 0) return { head: null, last: null };
+    return { head: this.#seqs[this.#head]!, last: this.#seqs[this.#seqs.length - 1]! };
+  }
+
   /** 0-based rank, or null when not waiting. */
   rank(member: string): number | null {
     const seq = this.#seqOf.get(member);

@@ -423,6 +423,70 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
       });
     });
 
+    describe('position cache (polling at scale)', () => {
+      async function pair(options: Partial<WaitingQueueOptions> = {}) {
+        const { store, elapse } = await harness.create();
+        const name = uniqueName('q');
+        let storeCalls = 0;
+        const counted = new Proxy(store, {
+          get(target, prop, receiver) {
+            const value = Reflect.get(target, prop, receiver) as unknown;
+            if (typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              if (prop !== 'warnings') storeCalls++;
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          },
+        });
+        const cached = new WaitingQueue({ store: counted, name, positionCache: { refreshMs: 50 }, ...options });
+        const exact = new WaitingQueue({ store, name, ...options });
+        return { cached, exact, elapse, storeCalls: () => storeCalls };
+      }
+
+      it('answers the exact rank and total while nobody leaves, with few store calls per poll', async () => {
+        const { cached, exact, storeCalls } = await pair();
+        for (let i = 0; i < 50; i++) await exact.enter(`m${i}`);
+        for (let i = 0; i < 50; i++) await cached.position(`m${i}`); // learn each member's sequence once
+        const before = storeCalls();
+        for (let round = 0; round < 10; round++) {
+          for (let i = 0; i < 50; i++) {
+            const [c, e] = [await cached.position(`m${i}`), await exact.position(`m${i}`)];
+            expect(c).toEqual(e);
+          }
+        }
+        // 500 polls; each store call is a snapshot refresh (every 50 ms at most), not a lookup per poll.
+        expect(storeCalls() - before).toBeLessThan(50);
+      });
+
+      it('keeps the same statuses as the exact path, and sees READY once admitted elsewhere', async () => {
+        const { cached, exact } = await pair({ admitBurst: 1 });
+        for (let i = 0; i < 5; i++) await cached.enter(`m${i}`);
+        expect(await cached.position('stranger')).toEqual(await exact.position('stranger'));
+        const [first] = await exact.admit(); // another instance admits
+        await expect.poll(async () => (await cached.position(first!.memberId)).status, { interval: 20 }).toBe('READY');
+        expect(await cached.position(first!.memberId)).toEqual(await exact.position(first!.memberId));
+        for (let i = 1; i < 5; i++) expect((await cached.position(`m${i}`)).status).toBe('WAITING');
+      });
+
+      it('estimates ranks closely when members ahead leave, and never moves a member back', async () => {
+        const { cached, exact } = await pair({ admitRatePerSecond: 1000, admitBurst: 20 });
+        for (let i = 0; i < 300; i++) await exact.enter(`m${i}`);
+        await cached.position('m299');
+        let last = Number.POSITIVE_INFINITY;
+        for (let step = 0; step < 30; step++) {
+          await exact.leave(`m${step * 9 + 3}`); // leavers spread along the line
+          if (step % 10 === 0) await exact.admit();
+          await exact.enter(`late${step}`); // newcomers join behind
+          await new Promise((r) => setTimeout(r, 60)); // let the snapshot age out
+          const estimated = (await cached.position('m299')).rank!;
+          const truth = (await exact.position('m299')).rank!;
+          expect(estimated).toBeLessThanOrEqual(last);
+          expect(Math.abs(estimated - truth)).toBeLessThanOrEqual(3);
+          last = estimated;
+        }
+      });
+    });
+
     describe('bad input', () => {
       const bad: Array<[string, unknown]> = [
         ['an empty string', ''],
