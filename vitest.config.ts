@@ -10,7 +10,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/store/redis-*.test.ts', 'test/package/**', 'test/**/*.e2e.test.ts'],
+          exclude: ['test/store/redis-*.test.ts', 'test/package/**', 'test/faults/**', 'test/**/*.e2e.test.ts'],
         },
       },
       {

@@ -1,5 +1,5 @@
 // waitgate quickstart on the in-memory store: enter, admit, claim, order, consume / release.
-// Run with `npm run example` (it builds dist/ first; `waitgate` resolves to this package).
+// Run with `npm run example:quickstart` (it builds dist/ first; `waitgate` resolves to this package).
 
 import { EntryTokenError, InvalidMemberIdError, MemoryStore, WaitingQueue } from 'waitgate';
 

@@ -7,19 +7,24 @@
   KEYS[2] tokens   hash member -> token record
   KEYS[3] active   zset member -> token deadline (ms)
   KEYS[4] leases   zset member -> claim lease expiry (ms)
-  KEYS[5] meta     hash: seq, bucket, admission window
+  KEYS[5] meta     hash: gen, seq, bucket, admission window
 
-  ARGV[1] member id (validated by the caller)
+  ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id (validated by the caller)
 
-  Returns the readPosition reply after the call.
+  Returns the readPosition reply after the call, or { STATE_LOST }.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "generation"
+--- @include "newGeneration"
 --- @include "readPosition"
 
-local member = ARGV[1]
-if not member or member == '' then return redis.error_reply('ERR waitgate: member id missing') end
+local expected, member = ARGV[1], ARGV[2]
+if not expected or not member or member == '' then return redis.error_reply('ERR waitgate: bad enter arguments') end
 local now = nowMs()
+local gen = checkGeneration(KEYS[5], expected)
+if not gen then return { STATE_LOST } end
+if gen == '' then gen = newGeneration(KEYS[5]) end
 
 local record = parseRecord(redis.call('HGET', KEYS[2], member))
 if record and deadlineOf(record) <= now then
@@ -35,4 +40,4 @@ if not record and not redis.call('ZSCORE', KEYS[1], member) then
   redis.call('ZADD', KEYS[1], seq, member)
 end
 
-return readPosition(KEYS[1], KEYS[2], KEYS[5], member, now)
+return readPosition(KEYS[1], KEYS[2], KEYS[5], member, now, gen)

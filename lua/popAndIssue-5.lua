@@ -8,27 +8,36 @@
   KEYS[2] tokens   hash member -> token record
   KEYS[3] active   zset member -> token deadline (ms)
   KEYS[4] leases   zset member -> claim lease expiry (ms)
-  KEYS[5] meta     hash: bt/bts (bucket tokens, refill time), ws/wc/wp/wf
+  KEYS[5] meta     hash: gen, bt/bts (bucket tokens, refill time), ws/wc/wp/wf
                    (admission window), al (last admit id)
 
-  ARGV[1] rate per second   ARGV[2] burst    ARGV[3] maxActive (-1: no cap)
-  ARGV[4] token TTL (ms)    ARGV[5] admission window length (ms)
-  ARGV[6] admit id (a repeated id is a re-sent call: it admits nothing)
-  ARGV[7..] fresh tokens, one per member that may be admitted
+  ARGV[1] generation the caller knows ('' if none)
+  ARGV[2] rate per second   ARGV[3] burst    ARGV[4] maxActive (-1: no cap)
+  ARGV[5] token TTL (ms)    ARGV[6] admission window length (ms)
+  ARGV[7] admit id (a repeated id is a re-sent call: it admits nothing)
+  ARGV[8..] fresh tokens, one per member that may be admitted
 
-  Returns { expiresAtMs, activeAfter, member1, member2, ... }; member i got ARGV[6 + i].
+  Returns { expiresAtMs, activeAfter, generation, member1, member2, ... }; member i
+  got ARGV[7 + i]. Or { STATE_LOST }.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "generation"
+--- @include "newGeneration"
 
-local rate, burst, maxActive = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local ttl, windowMs, admitId = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
-if not (rate and rate > 0 and burst and burst >= 1 and maxActive and ttl and ttl > 0
+local FIRST_TOKEN = 8
+local expected = ARGV[1]
+local rate, burst, maxActive = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local ttl, windowMs, admitId = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+if not (expected and rate and rate > 0 and burst and burst >= 1 and maxActive and ttl and ttl > 0
         and windowMs and windowMs > 0 and admitId and admitId ~= '') then
   return redis.error_reply('ERR waitgate: bad admit arguments')
 end
 local now = nowMs()
 local expiresAt = now + ttl
+local gen = checkGeneration(KEYS[5], expected)
+if not gen then return { STATE_LOST } end
+if gen == '' then gen = newGeneration(KEYS[5]) end
 
 -- Reap tokens whose deadline passed, and lapsed leases, before counting.
 local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
@@ -38,7 +47,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 local active = redis.call('ZCARD', KEYS[3])
 
 local meta = redis.call('HMGET', KEYS[5], 'bt', 'bts', 'ws', 'wc', 'wp', 'wf', 'al')
-if meta[7] == admitId then return { int(expiresAt), active } end
+if meta[7] == admitId then return { int(expiresAt), active, gen } end
 
 -- Token bucket: a new queue starts full; a clock that stepped back refills nothing.
 local tokens, refilledAt = tonumber(meta[1]), tonumber(meta[2])
@@ -49,16 +58,16 @@ if now > refilledAt then
 end
 
 local waiting = redis.call('ZCARD', KEYS[1])
-local n = math.min(math.floor(tokens + 1e-9), burst, #ARGV - 6, waiting)
+local n = math.min(math.floor(tokens + 1e-9), burst, #ARGV - FIRST_TOKEN + 1, waiting)
 if maxActive >= 0 then n = math.min(n, maxActive - active) end
 if n < 0 then n = 0 end
 
-local reply = { int(expiresAt), active + n }
+local reply = { int(expiresAt), active + n, gen }
 if n > 0 then
   local popped = redis.call('ZPOPMIN', KEYS[1], n)
   for i = 1, #popped, 2 do
     local member = popped[i]
-    local record = { tokenExp = expiresAt, claimExp = 0, claimId = '', token = ARGV[6 + (i + 1) / 2] }
+    local record = { tokenExp = expiresAt, claimExp = 0, claimId = '', token = ARGV[FIRST_TOKEN - 1 + (i + 1) / 2] }
     redis.call('HSET', KEYS[2], member, formatRecord(record))
     redis.call('ZADD', KEYS[3], expiresAt, member)
     reply[#reply + 1] = member

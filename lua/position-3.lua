@@ -5,14 +5,17 @@
 
   KEYS[1] waiting  zset member -> entry sequence
   KEYS[2] tokens   hash member -> token record
-  KEYS[3] meta     hash: seq, bucket, admission window
+  KEYS[3] meta     hash: gen, seq, bucket, admission window
 
-  ARGV[1] member id
+  ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
 
-  Returns the readPosition reply.
+  Returns the readPosition reply, or { STATE_LOST }.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "generation"
 --- @include "readPosition"
 
-return readPosition(KEYS[1], KEYS[2], KEYS[3], ARGV[1], nowMs())
+local gen = checkGeneration(KEYS[3], ARGV[1])
+if not gen then return { STATE_LOST } end
+return readPosition(KEYS[1], KEYS[2], KEYS[3], ARGV[2], nowMs(), gen)

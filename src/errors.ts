@@ -77,6 +77,22 @@ export class StoreUnavailableError extends WaitgateError {
   }
 }
 
+/**
+ * The queue's state in Redis vanished or was replaced since this instance last
+ * saw it (FLUSHALL, a restart without persistence, another dataset restored), so
+ * acting on what is there now could let everyone re-enter as if new. Every call
+ * fails closed with this (HTTP 503) until `queue.reinitialize()` is called after
+ * an operator has looked. Code `QUEUE_STATE_LOST`; a {@link StoreUnavailableError}.
+ */
+export class QueueStateLostError extends StoreUnavailableError {
+  declare readonly code: string;
+
+  constructor(queue: string) {
+    super(`The state of queue "${queue}" vanished or was replaced in the store; refusing to act on it until reinitialize() is called.`);
+    (this as { code: string }).code = 'QUEUE_STATE_LOST';
+  }
+}
+
 /** True for any error thrown by any copy of waitgate. */
 export function isWaitgateError(error: unknown): error is WaitgateError {
   return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[BRAND] === true;

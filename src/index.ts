@@ -10,6 +10,7 @@ export {
   InvalidMemberIdError,
   EntryTokenError,
   StoreUnavailableError,
+  QueueStateLostError,
   isWaitgateError,
   type EntryTokenErrorCode,
 } from './errors.js';

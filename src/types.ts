@@ -166,6 +166,8 @@ export interface Store {
   release(queue: string, request: SettleRequest): Promise<boolean>;
   leave(queue: string, memberId: string): Promise<boolean>;
   stats(queue: string): Promise<StatsSnapshot>;
+  /** Optional: after the queue's state was lost (QueueStateLostError), accept what the store holds now. */
+  acceptCurrentState?(queue: string): Promise<void>;
   /** Optional: the shape of the line, for the `positionCache` option of WaitingQueue. */
   queueSnapshot?(queue: string): Promise<QueueSnapshot>;
   /** Optional set-up checks (e.g. Redis eviction policy), run once per queue on first use. */

@@ -203,6 +203,17 @@ export class WaitingQueue {
     return left;
   }
 
+  /**
+   * After {@link QueueStateLostError} (the queue's state vanished from Redis, e.g.
+   * FLUSHALL or a restart without persistence) and after an operator has looked:
+   * accept the state the store holds now on this instance, possibly an empty
+   * queue. Call it on every app instance (restarting them does the same).
+   */
+  async reinitialize(): Promise<void> {
+    this.#cache?.invalidate();
+    await this.#store.acceptCurrentState?.(this.name);
+  }
+
   /** Counters of this queue. */
   async stats(): Promise<QueueStats> {
     const s = await this.#call('stats', (store) => store.stats(this.name));
@@ -267,6 +278,6 @@ export class WaitingQueue {
    */
   reportError(error: Error): void {
     if (this.#events.listenerCount('error') > 0) this.#events.emit('error', error);
-    else process.emitWarning(`waitgate admitter: ${error.message}`, { code: 'WAITGATE_ADMITTER_ERROR' });
+    else process.emitWarning(`waitgate: ${error.message}`, { code: 'WAITGATE_BACKGROUND_ERROR' });
   }
 }

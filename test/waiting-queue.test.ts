@@ -92,7 +92,7 @@ describe('admitter', () => {
     const admitter = queue.startAdmitter({ intervalMs: 5 });
     await vi.waitFor(() => expect(warn).toHaveBeenCalled(), { timeout: 2000 });
     await admitter.stop();
-    expect(String(warn.mock.calls[0]![0])).toMatch(/admitter/);
+    expect(String(warn.mock.calls[0]![0])).toMatch(/^waitgate: /);
   });
 
   it('stops cleanly before its first call', async () => {

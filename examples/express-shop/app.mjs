@@ -47,7 +47,7 @@ export function createShop({ queue, db }) {
   app.post('/api/orders', express.json({ limit: '1kb' }), requireEntryToken(queue, { memberId: shopperOf, settle: 'manual' }), async (req, res) => {
     const entry = req.entry;
     const productId = Number(req.body?.productId);
-    if (!Number.isSafeInteger(productId)) {
+    if (!Number.isSafeInteger(productId) || !listProducts(db).some((p) => p.id === productId)) {
       await entry.release();
       return res.status(400).json({ error: { code: 'BAD_PRODUCT', message: 'productId must be a product id' } });
     }

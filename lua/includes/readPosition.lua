@@ -3,8 +3,8 @@
 -- been reaped yet reads as absent.
 -- Reply: { status (0 NOT_ENTERED | 1 WAITING | 2 READY), rank|false, total,
 --          token|false, tokenExpMs|false, nowMs, windowStart, windowCurrent,
---          windowPrevious, windowFirst, entrySeq|false }
-local function readPosition(waitingKey, tokensKey, metaKey, member, now)
+--          windowPrevious, windowFirst, entrySeq|false, generation }
+local function readPosition(waitingKey, tokensKey, metaKey, member, now, gen)
   local total = redis.call('ZCARD', waitingKey)
   local window = redis.call('HMGET', metaKey, 'ws', 'wc', 'wp', 'wf')
   local status, rank, token, tokenExp, seq = 0, false, false, false, false
@@ -16,5 +16,5 @@ local function readPosition(waitingKey, tokensKey, metaKey, member, now)
     if r then status, rank, seq = 1, r, redis.call('ZSCORE', waitingKey, member) end
   end
   return { status, rank, total, token, tokenExp, now,
-           window[1], window[2], window[3], window[4], seq }
+           window[1], window[2], window[3], window[4], seq, gen }
 end

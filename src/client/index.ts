@@ -96,19 +96,34 @@ export async function waitForEntry(options: WaitForEntryOptions): Promise<EntryG
       failures++;
       await response.body?.cancel().catch(() => undefined);
       const hinted = retryAfterMs(response);
-      await sleep(spread(hinted ?? backoffMs(failures, maxBackoffMs)), signal);
+      // Never earlier than the server asked: the jitter only adds to a Retry-After.
+      await sleep(hinted === null ? spread(backoffMs(failures, maxBackoffMs)) : hinted * (1 + random() * jitter), signal);
       continue;
     }
     if (!response.ok) throw await refusal(response);
 
+    const position = await readPosition(response);
+    if (!position) {
+      failures++; // a 200 that is not a position (a proxy's error page...): back off as for a 5xx
+      await sleep(spread(backoffMs(failures, maxBackoffMs)), signal);
+      continue;
+    }
     failures = 0;
-    const position = (await response.json()) as Position;
     options.onPosition?.(position);
     if (position.status === 'READY' && position.entryToken !== null && position.entryTokenExpiresAt !== null) {
       return { entryToken: position.entryToken, expiresAt: position.entryTokenExpiresAt, position };
     }
     entering = position.status === 'NOT_ENTERED';
     await sleep(spread(position.pollingIntervalSeconds * 1000), signal);
+  }
+}
+
+async function readPosition(response: Response): Promise<Position | null> {
+  try {
+    const body = (await response.json()) as Position;
+    return typeof body === 'object' && body !== null && typeof body.status === 'string' ? body : null;
+  } catch {
+    return null;
   }
 }
 

@@ -141,6 +141,7 @@ export function errorResult(error: unknown): HttpResult | null {
     case 'IN_USE':
       return failure(409, 'ENTRY_TOKEN_IN_USE', error.message);
     case 'STORE_UNAVAILABLE':
+    case 'QUEUE_STATE_LOST':
       return failure(503, 'STORE_UNAVAILABLE', 'The waiting queue is unavailable right now; try again shortly.', {
         'retry-after': String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS),
       });

@@ -45,7 +45,11 @@ function send(reply: FastifyReply, result: HttpResult): FastifyReply {
 }
 
 const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, options) => {
-  const { queue, memberId: resolver, prefix, ...rest } = options;
+  // Fastify's own register options reach the plugin too; they are Fastify's, not ours to refuse.
+  const { queue, memberId: resolver, prefix, logLevel: _logLevel, logSerializers: _logSerializers, ...rest } = options as FastifyQueueRoutesOptions & {
+    logLevel?: unknown;
+    logSerializers?: unknown;
+  };
   const q = parseQueue(queue);
   const { memberId } = parseRoutesOptions({ memberId: resolver, ...rest });
   const base = normalizePrefix(prefix);

@@ -1,7 +1,7 @@
 // RedisStore: every state change is one Lua script from lua/, registered with ioredis defineCommand.
 
 import { z } from 'zod';
-import { WaitgateConfigError } from '../errors.js';
+import { QueueStateLostError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
 import type {
   AdmissionWindow,
@@ -51,6 +51,9 @@ const optionsSchema = z.strictObject({
 
 type Reply = Array<string | number | null>;
 
+/** lua/includes/generation.lua: the queue's state vanished. */
+const STATE_LOST = -1;
+
 /**
  * A {@link Store} on Redis 7+ (single node or Cluster) through ioredis. Every
  * operation is one atomic Lua script using Redis `TIME`; a queue's keys share the
@@ -69,6 +72,8 @@ export class RedisStore implements Store {
   readonly #client: RedisClientLike;
   readonly #commands: Record<ScriptName, string>;
   readonly #keys = new Map<string, QueueKeys>();
+  /** The generation of each queue as this instance last saw it (see lua/includes/generation.lua). */
+  readonly #generations = new Map<string, string>();
   #warnings: Promise<StoreWarning[]> | undefined;
 
   constructor(options: RedisStoreOptions) {
@@ -84,17 +89,17 @@ export class RedisStore implements Store {
 
   async enter(queue: string, memberId: string): Promise<MemberSnapshot> {
     const k = this.#keysOf(queue);
-    return decodeSnapshot(await this.#run<Reply>('enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta], [memberId]));
+    return this.#snapshot(queue, await this.#run<Reply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta], [memberId]));
   }
 
   async position(queue: string, memberId: string): Promise<MemberSnapshot> {
     const k = this.#keysOf(queue);
-    return decodeSnapshot(await this.#run<Reply>('position', [k.waiting, k.tokens, k.meta], [memberId]));
+    return this.#snapshot(queue, await this.#run<Reply>(queue, 'position', [k.waiting, k.tokens, k.meta], [memberId]));
   }
 
   async admit(queue: string, request: AdmitRequest): Promise<AdmitResult> {
     const k = this.#keysOf(queue);
-    const reply = await this.#run<Reply>('popAndIssue', [k.waiting, k.tokens, k.active, k.leases, k.meta], [
+    const reply = await this.#run<Reply>(queue, 'popAndIssue', [k.waiting, k.tokens, k.active, k.leases, k.meta], [
       request.ratePerSecond,
       request.burst,
       request.maxActive ?? -1,
@@ -103,7 +108,8 @@ export class RedisStore implements Store {
       request.admitId,
       ...request.tokens,
     ]);
-    const members = reply.slice(2).map(String);
+    this.#learn(queue, reply[2]);
+    const members = reply.slice(3).map(String);
     return {
       expiresAt: Number(reply[0]),
       active: Number(reply[1]),
@@ -113,7 +119,7 @@ export class RedisStore implements Store {
 
   async claim(queue: string, request: ClaimRequest): Promise<ClaimResult> {
     const k = this.#keysOf(queue);
-    const reply = await this.#run<Reply>('claimToken', [k.tokens, k.active, k.leases], [request.memberId, request.token, request.claimId, request.leaseMs]);
+    const reply = await this.#run<Reply>(queue, 'claimToken', [k.tokens, k.active, k.leases, k.meta], [request.memberId, request.token, request.claimId, request.leaseMs]);
     const status = CLAIM_STATUS[Number(reply[0])];
     if (status === 'CLAIMED') return { status, expiresAt: Number(reply[1]) };
     if (status === 'INVALID' || status === 'IN_USE') return { status };
@@ -122,28 +128,30 @@ export class RedisStore implements Store {
 
   async consume(queue: string, request: ConsumeRequest): Promise<boolean> {
     const k = this.#keysOf(queue);
-    return (await this.#run('consume', [k.tokens, k.active, k.leases, k.consumed], [request.memberId, request.claimId, request.rememberMs])) === 1;
+    return (await this.#run<number>(queue, 'consume', [k.tokens, k.active, k.leases, k.consumed, k.meta], [request.memberId, request.claimId, request.rememberMs])) === 1;
   }
 
   async release(queue: string, request: SettleRequest): Promise<boolean> {
     const k = this.#keysOf(queue);
-    return (await this.#run('release', [k.tokens, k.active, k.leases], [request.memberId, request.claimId])) === 1;
+    return (await this.#run<number>(queue, 'release', [k.tokens, k.active, k.leases, k.meta], [request.memberId, request.claimId])) === 1;
   }
 
   async leave(queue: string, memberId: string): Promise<boolean> {
     const k = this.#keysOf(queue);
-    return (await this.#run('leave', [k.waiting, k.tokens, k.active, k.leases], [memberId])) === 1;
+    return (await this.#run<number>(queue, 'leave', [k.waiting, k.tokens, k.active, k.leases, k.meta], [memberId])) === 1;
   }
 
   async stats(queue: string): Promise<StatsSnapshot> {
     const k = this.#keysOf(queue);
-    const r = await this.#run<Reply>('stats', [k.waiting, k.active, k.leases, k.meta], []);
+    const r = await this.#run<Reply>(queue, 'stats', [k.waiting, k.active, k.leases, k.meta], []);
+    this.#learn(queue, r[8]);
     return { waiting: Number(r[0]), active: Number(r[1]), claimed: Number(r[2]), now: Number(r[3]), window: decodeWindow(r, 4) };
   }
 
   async queueSnapshot(queue: string): Promise<QueueSnapshot> {
     const k = this.#keysOf(queue);
-    const r = await this.#run<Reply>('queueSnapshot', [k.waiting, k.meta], []);
+    const r = await this.#run<Reply>(queue, 'queueSnapshot', [k.waiting, k.meta], []);
+    this.#learn(queue, r[8]);
     const seq = (v: string | number | null | undefined) => (v === null || v === undefined ? null : Number(v));
     return { totalWaiting: Number(r[0]), headSeq: seq(r[1]), lastSeq: seq(r[2]), now: Number(r[3]), window: decodeWindow(r, 4) };
   }
@@ -168,10 +176,35 @@ export class RedisStore implements Store {
     return keys;
   }
 
-  /** Runs one script; `R` is its reply shape, as its header documents. */
-  #run<R extends Reply | number>(script: ScriptName, keys: string[], args: Array<string | number>): Promise<R> {
+  /**
+   * After an operator has looked at why a queue's state vanished: accept what the
+   * store holds now for `queue` (possibly nothing) on this instance.
+   */
+  async acceptCurrentState(queue: string): Promise<void> {
+    this.#generations.delete(queue);
+  }
+
+  /**
+   * Runs one script with the queue's known generation first in ARGV; `R` is its
+   * reply shape, as its header documents. A STATE_LOST reply throws.
+   */
+  async #run<R extends Reply | number>(queue: string, script: ScriptName, keys: string[], args: Array<string | number>): Promise<R> {
     const command = (this.#client as unknown as Record<string, (...a: Array<string | number>) => Promise<R>>)[this.#commands[script]]!;
-    return command.call(this.#client, ...keys, ...args);
+    const reply = await command.call(this.#client, ...keys, this.#generations.get(queue) ?? '', ...args);
+    if (reply === STATE_LOST || (Array.isArray(reply) && reply.length === 1 && reply[0] === STATE_LOST)) {
+      throw new QueueStateLostError(queue);
+    }
+    return reply;
+  }
+
+  /** Remembers the generation a reply carried: from now on, its disappearance is detected. */
+  #learn(queue: string, generation: string | number | null | undefined): void {
+    if (typeof generation === 'string' && generation !== '') this.#generations.set(queue, generation);
+  }
+
+  #snapshot(queue: string, reply: Reply): MemberSnapshot {
+    this.#learn(queue, reply[11]);
+    return decodeSnapshot(reply);
   }
 }
 
@@ -210,6 +243,8 @@ function decodeWindow(r: Reply, at: number): AdmissionWindow {
 
 async function checkEvictionPolicy(client: RedisClientLike): Promise<StoreWarning[]> {
   const nodes = client.isCluster && client.nodes ? client.nodes('master') : [client];
+  // A Cluster client that has not connected yet knows no nodes: check again on a later call.
+  if (nodes.length === 0) throw new Error('the Redis Cluster client knows no master yet');
   const warnings: StoreWarning[] = [];
   for (const node of nodes) {
     let policy: string | undefined;

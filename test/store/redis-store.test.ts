@@ -5,7 +5,8 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { scripts } from '../../src/store/lua.generated.js';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { InvalidMemberIdError, RedisStore, StoreUnavailableError, WaitgateConfigError, WaitingQueue, type StoreWarning } from '../../src/index.js';
+import { errorResult } from '../../src/http/core.js';
+import { InvalidMemberIdError, QueueStateLostError, RedisStore, StoreUnavailableError, WaitgateConfigError, WaitingQueue, type StoreWarning } from '../../src/index.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { sleep, uniqueName } from '../support/unique.js';
@@ -175,6 +176,60 @@ describe('RedisStore on a server the test owns', () => {
     expect(await queue.state(ready!.memberId)).toBe('READY');
     await sleep(100); // the bucket refills ~10 at 100/s
     expect((await queue.admit()).length).toBeGreaterThan(0);
+  });
+
+  it('still settles a committed order when Redis is out of memory (consume and release run allow-oom)', async () => {
+    const client = connect({ maxRetriesPerRequest: 1 });
+    const queue = new WaitingQueue({ store: new RedisStore({ client }), name: uniqueName('q'), admitRatePerSecond: 100 });
+    await Promise.all(Array.from({ length: 50 }, (_, i) => queue.enter(`m${i}`)));
+    const [a, b] = await queue.admit();
+    const claimA = await queue.claim(a!.memberId, a!.entryToken);
+    const claimB = await queue.claim(b!.memberId, b!.entryToken);
+    const used = Number(/used_memory:(\d+)/.exec(await client.info('memory'))![1]);
+    await client.config('SET', 'maxmemory', String(Math.max(1, used - 100_000)));
+    try {
+      await expect(queue.enter('newcomer')).rejects.toBeInstanceOf(StoreUnavailableError); // really out of memory
+      expect(await queue.consume(claimA)).toBe(true);
+      expect(await queue.release(claimB)).toBe(true);
+      expect(await queue.leave('m40')).toBe(true);
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+    expect(await queue.state(a!.memberId)).toBe('NOT_ENTERED');
+    expect(await queue.state(b!.memberId)).toBe('READY');
+  });
+
+  it('fails closed after FLUSHALL instead of serving an empty queue, until reinitialize()', async () => {
+    const client = connect({ maxRetriesPerRequest: 1 });
+    const admin = connect();
+    const name = uniqueName('q');
+    const queue = new WaitingQueue({ store: new RedisStore({ client }), name });
+    await queue.enter('alice');
+    await queue.enter('bob');
+    const [admission] = await queue.admit();
+    const claim = await queue.claim(admission!.memberId, admission!.entryToken);
+
+    await admin.flushall(); // this server is the test's own
+    const calls = [
+      () => queue.enter('carol'),
+      () => queue.position('bob'),
+      () => queue.admit(),
+      () => queue.claim('alice', admission!.entryToken),
+      () => queue.consume(claim),
+      () => queue.release(claim),
+      () => queue.leave('bob'),
+      () => queue.stats(),
+    ];
+    for (const call of calls) {
+      const error = await call().then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(QueueStateLostError);
+      expect(error).toBeInstanceOf(StoreUnavailableError); // so HTTP answers 503
+      expect(errorResult(error)).toMatchObject({ status: 503, body: { error: { code: 'STORE_UNAVAILABLE' } } });
+    }
+    expect(await admin.dbsize()).toBe(0); // and nothing was written to the empty state
+
+    await queue.reinitialize();
+    expect(await queue.enter('carol')).toMatchObject({ status: 'WAITING', rank: 0, currentTotalWaitingCount: 1 });
   });
 
   it('warns once when maxmemory-policy is not noeviction', async () => {

@@ -6,19 +6,23 @@
   KEYS[1] tokens   hash member -> token record
   KEYS[2] active   zset member -> token deadline (ms)
   KEYS[3] leases   zset member -> claim lease expiry (ms)
+  KEYS[4] meta     hash: gen
 
-  ARGV[1] member id   ARGV[2] presented token   ARGV[3] claim id   ARGV[4] lease (ms)
+  ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
+  ARGV[3] presented token   ARGV[4] claim id   ARGV[5] lease (ms)
 
-  Returns { 1, leaseExpiresAtMs } claimed, { 2 } invalid, { 3 } in use.
+  Returns { 1, leaseExpiresAtMs } claimed, { 2 } invalid, { 3 } in use, { STATE_LOST }.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "generation"
 
-local member, presented, claimId, lease = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-if not (member and presented and claimId and claimId ~= '' and lease and lease > 0) then
+local expected, member, presented, claimId, lease = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+if not (expected and member and presented and claimId and claimId ~= '' and lease and lease > 0) then
   return redis.error_reply('ERR waitgate: bad claim arguments')
 end
 local now = nowMs()
+if not checkGeneration(KEYS[4], expected) then return { STATE_LOST } end
 
 local record = parseRecord(redis.call('HGET', KEYS[1], member))
 if not record or deadlineOf(record) <= now then return { 2 } end

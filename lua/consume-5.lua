@@ -1,5 +1,8 @@
-#!lua
+#!lua flags=allow-oom
 --[[
+  Runs even when Redis is out of memory (allow-oom): it frees more than it adds,
+  and a committed order must be able to settle.
+
   Use a claimed token for good, after the order committed. The claim id fences
   it: a claim that lapsed and was taken over by another cannot consume.
   Idempotent: a consumed claim id is remembered, so a repeat answers 1 again.
@@ -8,19 +11,24 @@
   KEYS[2] active    zset member -> token deadline (ms)
   KEYS[3] leases    zset member -> claim lease expiry (ms)
   KEYS[4] consumed  zset claim id -> forget-after (ms)
+  KEYS[5] meta      hash: gen
 
-  ARGV[1] member id   ARGV[2] claim id   ARGV[3] how long to remember the consume (ms)
+  ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
+  ARGV[3] claim id   ARGV[4] how long to remember the consume (ms)
 
-  Returns 1 consumed (now or before), 0 taken over by another claim or expired.
+  Returns 1 consumed (now or before), 0 taken over by another claim or expired,
+  STATE_LOST.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "generation"
 
-local member, claimId, remember = ARGV[1], ARGV[2], tonumber(ARGV[3])
-if not (member and claimId and claimId ~= '' and remember and remember > 0) then
+local expected, member, claimId, remember = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+if not (expected and member and claimId and claimId ~= '' and remember and remember > 0) then
   return redis.error_reply('ERR waitgate: bad consume arguments')
 end
 local now = nowMs()
+if not checkGeneration(KEYS[5], expected) then return STATE_LOST end
 
 local forgetAt = tonumber(redis.call('ZSCORE', KEYS[4], claimId))
 if forgetAt and forgetAt > now then return 1 end

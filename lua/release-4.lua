@@ -1,24 +1,30 @@
-#!lua
+#!lua flags=allow-oom
 --[[
+  Runs even when Redis is out of memory (allow-oom): it frees more than it adds,
+  and a committed order must be able to settle.
+
   Give a claimed token back after the order rolled back: CLAIMED -> READY, so
   the member can retry with the same token until it expires. Safe to repeat.
 
   KEYS[1] tokens   hash member -> token record
   KEYS[2] active   zset member -> token deadline (ms)
   KEYS[3] leases   zset member -> claim lease expiry (ms)
+  KEYS[4] meta     hash: gen
 
-  ARGV[1] member id   ARGV[2] claim id
+  ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id   ARGV[3] claim id
 
-  Returns 1 released, 0 this claim no longer held the token.
+  Returns 1 released, 0 this claim no longer held the token, STATE_LOST.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "generation"
 
-local member, claimId = ARGV[1], ARGV[2]
-if not (member and claimId and claimId ~= '') then
+local expected, member, claimId = ARGV[1], ARGV[2], ARGV[3]
+if not (expected and member and claimId and claimId ~= '') then
   return redis.error_reply('ERR waitgate: bad release arguments')
 end
 local now = nowMs()
+if not checkGeneration(KEYS[4], expected) then return STATE_LOST end
 
 local record = parseRecord(redis.call('HGET', KEYS[1], member))
 if not record or record.claimId ~= claimId or deadlineOf(record) <= now then return 0 end

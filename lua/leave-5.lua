@@ -1,5 +1,8 @@
-#!lua
+#!lua flags=allow-oom
 --[[
+  Runs even when Redis is out of memory (allow-oom): it frees more than it adds,
+  and a committed order must be able to settle.
+
   Remove a member: out of the queue, or its token dropped (an in-flight claim
   then fails to consume). Safe to repeat.
 
@@ -7,17 +10,20 @@
   KEYS[2] tokens   hash member -> token record
   KEYS[3] active   zset member -> token deadline (ms)
   KEYS[4] leases   zset member -> claim lease expiry (ms)
+  KEYS[5] meta     hash: gen
 
-  ARGV[1] member id
+  ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
 
-  Returns 1 if the member was waiting or held a live token, else 0.
+  Returns 1 if the member was waiting or held a live token, else 0; STATE_LOST.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "generation"
 
-local member = ARGV[1]
-if not member or member == '' then return redis.error_reply('ERR waitgate: member id missing') end
+local expected, member = ARGV[1], ARGV[2]
+if not expected or not member or member == '' then return redis.error_reply('ERR waitgate: bad leave arguments') end
 local now = nowMs()
+if not checkGeneration(KEYS[5], expected) then return STATE_LOST end
 
 local wasWaiting = redis.call('ZREM', KEYS[1], member)
 local record = parseRecord(redis.call('HGET', KEYS[2], member))
