@@ -12,8 +12,10 @@ export interface QueueKeys {
   leases: string;
   /** zset claim id -> forget-after (ms): consumed claims, for idempotent consume. */
   consumed: string;
-  /** hash: entry sequence, token bucket, admission window, last admit id. */
+  /** hash: generation, entry sequence, token bucket, admission window. */
   meta: string;
+  /** zset admit id -> forget-after (ms): recent admit calls, so a re-sent one admits nothing. */
+  admits: string;
 }
 
 /** The hash tag shared by a queue's keys: `{<prefix>:<name>}`. In Redis Cluster they all live in its slot. */
@@ -30,5 +32,6 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     leases: `${tag}:leases`,
     consumed: `${tag}:consumed`,
     meta: `${tag}:meta`,
+    admits: `${tag}:admits`,
   };
 }

@@ -41,8 +41,12 @@ interface QueueState {
   consumed: Map<string, number>;
   bucket: { tokens: number; refilledAt: number } | null;
   window: AdmissionWindow;
-  lastAdmitId: string | null;
+  /** admit id -> forget-after (ms): a repeated id is a re-sent call (mirrors the `admits` key). */
+  recentAdmits: Map<string, number>;
 }
+
+/** How long an admit id is remembered (as the Lua script does). */
+const ADMIT_ID_MEMORY_MS = 300_000;
 
 const optionsSchema = z.strictObject({
   now: z.custom<() => number>((f) => typeof f === 'function', 'must be a function returning epoch milliseconds').optional(),
@@ -97,7 +101,8 @@ export class MemoryStore implements Store {
     const expiresAt = now + request.tokenTtlMs;
     for (const [member, record] of q.tokens) if (deadlineOf(record) <= now) q.tokens.delete(member);
     const active = q.tokens.size;
-    if (q.lastAdmitId === request.admitId) return { expiresAt, active, admitted: [] };
+    for (const [id, forgetAt] of q.recentAdmits) if (forgetAt <= now) q.recentAdmits.delete(id);
+    if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [] };
 
     const bucket = q.bucket ?? { tokens: request.burst, refilledAt: now };
     if (now > bucket.refilledAt) {
@@ -118,7 +123,7 @@ export class MemoryStore implements Store {
     q.bucket = bucket;
     // Only admissions that left members waiting show the rate the queue moves at.
     q.window = recordAdmissions(q.window, waitingBefore > n ? n : 0, now, request.windowMs);
-    q.lastAdmitId = request.admitId;
+    q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
     return { expiresAt, active: active + n, admitted };
   }
 
@@ -185,7 +190,7 @@ export class MemoryStore implements Store {
   #queue(name: string): QueueState {
     let q = this.#queues.get(name);
     if (!q) {
-      q = { seq: 0, waiting: new WaitingLine(), tokens: new Map(), consumed: new Map(), bucket: null, window: EMPTY_WINDOW, lastAdmitId: null };
+      q = { seq: 0, waiting: new WaitingLine(), tokens: new Map(), consumed: new Map(), bucket: null, window: EMPTY_WINDOW, recentAdmits: new Map() };
       this.#queues.set(name, q);
     }
     return q;

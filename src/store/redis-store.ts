@@ -99,7 +99,7 @@ export class RedisStore implements Store {
 
   async admit(queue: string, request: AdmitRequest): Promise<AdmitResult> {
     const k = this.#keysOf(queue);
-    const reply = await this.#run<Reply>(queue, 'popAndIssue', [k.waiting, k.tokens, k.active, k.leases, k.meta], [
+    const reply = await this.#run<Reply>(queue, 'popAndIssue', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.admits], [
       request.ratePerSecond,
       request.burst,
       request.maxActive ?? -1,

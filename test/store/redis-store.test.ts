@@ -49,7 +49,7 @@ describe('RedisStore keys', () => {
     await queue.leave('member-9999');
 
     const keys = await keysUnder(shared, prefix);
-    expect(keys).toEqual(['active', 'consumed', 'meta', 'tokens', 'waiting'].map((k) => `{${prefix}:orders}:${k}`));
+    expect(keys).toEqual(['active', 'admits', 'consumed', 'meta', 'tokens', 'waiting'].map((k) => `{${prefix}:orders}:${k}`));
     expect(await shared.zcard(`{${prefix}:orders}:waiting`)).toBe(10_000 - 100 - 1);
   });
 

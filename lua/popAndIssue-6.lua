@@ -9,12 +9,14 @@
   KEYS[3] active   zset member -> token deadline (ms)
   KEYS[4] leases   zset member -> claim lease expiry (ms)
   KEYS[5] meta     hash: gen, bt/bts (bucket tokens, refill time), ws/wc/wp/wf
-                   (admission window), al (last admit id)
+                   (admission window)
+  KEYS[6] admits   zset admit id -> forget-after (ms): recent admit calls
 
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2] rate per second   ARGV[3] burst    ARGV[4] maxActive (-1: no cap)
   ARGV[5] token TTL (ms)    ARGV[6] admission window length (ms)
-  ARGV[7] admit id (a repeated id is a re-sent call: it admits nothing)
+  ARGV[7] admit id (a repeated id is a re-sent call: it admits nothing, even when
+          other instances admitted in between; else it would issue its tokens twice)
   ARGV[8..] fresh tokens, one per member that may be admitted
 
   Returns { expiresAtMs, activeAfter, generation, member1, member2, ... }; member i
@@ -26,6 +28,7 @@
 --- @include "newGeneration"
 
 local FIRST_TOKEN = 8
+local ADMIT_ID_MEMORY_MS = 300000
 local expected = ARGV[1]
 local rate, burst, maxActive = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local ttl, windowMs, admitId = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
@@ -46,8 +49,9 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 local active = redis.call('ZCARD', KEYS[3])
 
-local meta = redis.call('HMGET', KEYS[5], 'bt', 'bts', 'ws', 'wc', 'wp', 'wf', 'al')
-if meta[7] == admitId then return { int(expiresAt), active, gen } end
+redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen } end
+local meta = redis.call('HMGET', KEYS[5], 'bt', 'bts', 'ws', 'wc', 'wp', 'wf')
 
 -- Token bucket: a new queue starts full; a clock that stepped back refills nothing.
 local tokens, refilledAt = tonumber(meta[1]), tonumber(meta[2])
@@ -90,6 +94,8 @@ if n > 0 and waiting > n then
 end
 
 redis.call('HSET', KEYS[5], 'bt', string.format('%.6f', tokens), 'bts', int(refilledAt),
-  'ws', int(ws), 'wc', wc, 'wp', wp, 'al', admitId)
+  'ws', int(ws), 'wc', wc, 'wp', wp)
+-- ioredis re-sends a call whose reply was lost once it has reconnected: remember the id.
+redis.call('ZADD', KEYS[6], now + ADMIT_ID_MEMORY_MS, admitId)
 if wf then redis.call('HSET', KEYS[5], 'wf', wf) end
 return reply
