@@ -8,6 +8,9 @@ export type MemberId = string | number;
 const MAX_LENGTH = 128;
 // C0 and C1 control characters, DEL included.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// A UTF-16 surrogate that is not half of a pair (with the u flag, pairs are one code point).
+// Such a string has no UTF-8 form: Redis would store U+FFFD instead, so two ids would be one member.
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * Validates a member id and returns its canonical string (a number becomes its
@@ -30,6 +33,9 @@ export function normalizeMemberId(memberId: unknown): string {
   }
   if (CONTROL.test(memberId)) {
     throw new InvalidMemberIdError('A member id must not contain control characters.');
+  }
+  if (LONE_SURROGATE.test(memberId)) {
+    throw new InvalidMemberIdError('A member id must be well-formed Unicode (no lone surrogate).');
   }
   return memberId;
 }
