@@ -10,8 +10,12 @@
   KEYS[5] meta     hash: gen, seq, bucket, admission window
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id (validated by the caller)
+  ARGV[3] not after (Redis ms; '' for no limit): the caller stopped waiting then and was told
+          the outcome is unknown. A call that arrives later (re-sent by ioredis, held in a
+          Cluster failover retry) writes nothing: meanwhile the member may have entered again,
+          been admitted and ordered, and a late enter would queue them for a second admission.
 
-  Returns the readPosition reply after the call, or { STATE_LOST }.
+  Returns the readPosition reply after the call, or { STATE_LOST }; an error reply when late.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -22,6 +26,8 @@
 local expected, member = ARGV[1], ARGV[2]
 if not expected or not member or member == '' then return redis.error_reply('ERR waitgate: bad enter arguments') end
 local now = nowMs()
+local notAfter = tonumber(ARGV[3])
+if notAfter and now > notAfter then return redis.error_reply('ERR waitgate: enter arrived after its deadline; nothing written') end
 local gen = checkGeneration(KEYS[5], expected)
 if not gen then return { STATE_LOST } end
 if gen == '' then gen = newGeneration(KEYS[5]) end

@@ -158,7 +158,14 @@ export interface StoreWarning {
  * its own (Redis `TIME`, or the injected `now`).
  */
 export interface Store {
-  enter(queue: string, memberId: string): Promise<MemberSnapshot>;
+  /**
+   * `options.notAfter` (a `performance.now()` instant): the caller stops waiting then, and
+   * reports the outcome as unknown. A store whose commands can still arrive later
+   * (RedisStore: ioredis re-sends, Cluster failover retries) must not let such a late
+   * enter write: the member may have been admitted and consumed meanwhile through a
+   * retry, and a late enter would queue them again for a second admission.
+   */
+  enter(queue: string, memberId: string, options?: { notAfter?: number }): Promise<MemberSnapshot>;
   position(queue: string, memberId: string): Promise<MemberSnapshot>;
   admit(queue: string, request: AdmitRequest): Promise<AdmitResult>;
   claim(queue: string, request: ClaimRequest): Promise<ClaimResult>;

@@ -71,7 +71,8 @@ export class WaitingQueue {
    */
   async enter(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
-    const snapshot = await this.#call('enter', (s) => s.enter(this.name, id));
+    const notAfter = performance.now() + this.#config.operationTimeoutMs;
+    const snapshot = await this.#call('enter', (s) => s.enter(this.name, id, { notAfter }));
     this.#cache?.invalidate();
     this.#cache?.remember(id, snapshot);
     return this.#position(snapshot);

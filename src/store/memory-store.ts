@@ -82,7 +82,8 @@ export class MemoryStore implements Store {
     this.#now = parseStrict(optionsSchema, options).now ?? Date.now;
   }
 
-  async enter(queue: string, memberId: string): Promise<MemberSnapshot> {
+  /** `options.notAfter` is not needed here: an in-process call cannot arrive late. */
+  async enter(queue: string, memberId: string, _options?: { notAfter?: number }): Promise<MemberSnapshot> {
     const q = this.#queue(queue);
     const now = this.#now();
     const record = q.tokens.get(memberId);

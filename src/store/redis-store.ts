@@ -75,6 +75,10 @@ export class RedisStore implements Store {
   /** The generation of each queue as this instance last saw it (see lua/includes/generation.lua). */
   readonly #generations = new Map<string, string>();
   #warnings: Promise<StoreWarning[]> | undefined;
+  /** Redis TIME minus performance.now(), a lower bound learned from replies (see #observeTime). */
+  #redisOffset: number | undefined;
+  #offsetLearnedAt = 0;
+  #lastReplyAt = 0;
 
   constructor(options: RedisStoreOptions) {
     const parsed = parseStrict(optionsSchema, options);
@@ -87,9 +91,12 @@ export class RedisStore implements Store {
     this.#commands = defineScripts(parsed.client);
   }
 
-  async enter(queue: string, memberId: string): Promise<MemberSnapshot> {
+  async enter(queue: string, memberId: string, options: { notAfter?: number } = {}): Promise<MemberSnapshot> {
     const k = this.#keysOf(queue);
-    return this.#snapshot(queue, await this.#run<Reply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta], [memberId]));
+    // The caller's deadline on Redis's clock (a lower bound, so never later than the real one);
+    // '' until a reply has told us Redis's time.
+    const notAfter = options.notAfter !== undefined && this.#redisOffset !== undefined ? Math.floor(options.notAfter + this.#redisOffset) : '';
+    return this.#snapshot(queue, await this.#run<Reply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta], [memberId, notAfter]));
   }
 
   async position(queue: string, memberId: string): Promise<MemberSnapshot> {
@@ -145,6 +152,7 @@ export class RedisStore implements Store {
     const k = this.#keysOf(queue);
     const r = await this.#run<Reply>(queue, 'stats', [k.waiting, k.active, k.leases, k.meta], []);
     this.#learn(queue, r[8]);
+    this.#observeTime(r[3]);
     return { waiting: Number(r[0]), active: Number(r[1]), claimed: Number(r[2]), now: Number(r[3]), window: decodeWindow(r, 4) };
   }
 
@@ -191,6 +199,7 @@ export class RedisStore implements Store {
   async #run<R extends Reply | number>(queue: string, script: ScriptName, keys: string[], args: Array<string | number>): Promise<R> {
     const command = (this.#client as unknown as Record<string, (...a: Array<string | number>) => Promise<R>>)[this.#commands[script]]!;
     const reply = await command.call(this.#client, ...keys, this.#generations.get(queue) ?? '', ...args);
+    this.#lastReplyAt = performance.now();
     if (reply === STATE_LOST || (Array.isArray(reply) && reply.length === 1 && reply[0] === STATE_LOST)) {
       throw new QueueStateLostError(queue);
     }
@@ -204,7 +213,23 @@ export class RedisStore implements Store {
 
   #snapshot(queue: string, reply: Reply): MemberSnapshot {
     this.#learn(queue, reply[11]);
+    this.#observeTime(reply[5]);
     return decodeSnapshot(reply);
+  }
+
+  /**
+   * A script ran at Redis time `now` before we read its reply, so now - (reply time) is a
+   * lower bound of Redis TIME - performance.now(). Keep the tightest one, decayed by
+   * 1 ms/s so that it stays a lower bound while the clocks drift (NTP slews at most 0.5 ms/s).
+   */
+  #observeTime(now: string | number | null | undefined): void {
+    const redisNow = Number(now);
+    if (!Number.isFinite(redisNow) || redisNow <= 0) return;
+    const at = this.#lastReplyAt;
+    const bound = redisNow - at;
+    const decayed = this.#redisOffset === undefined ? -Infinity : this.#redisOffset - (at - this.#offsetLearnedAt) / 1000;
+    this.#redisOffset = Math.max(bound, decayed);
+    this.#offsetLearnedAt = at;
   }
 }
 
