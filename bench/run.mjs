@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// npm run bench: waitgate against the naive design and the raw-Redis floor, memory per
+// member, admit() scaling, and polling at scale. Spawns its own redis-server (never the
+// one on 6379), prints a report and writes bench/results/latest.json.
+//
+//   npm run build && npm run bench
+//   BENCH_ROUNDS=5 BENCH_ROUND_MS=700 npm run bench      (defaults)
+//   npm run bench -- --quick                              (a fast smoke run: 2 short rounds, 100k members)
+//   npm run bench -- --only=micro,memory,polling
+//   BENCH_POSITION_CACHE='{"refreshMs":100}' npm run bench -- --only=polling   (positionCache options)
+
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { redisServerVersion, startRedisServer } from './lib/redis-server.mjs';
+import { checkTargets, printReport } from './lib/report.mjs';
+import { runMemory } from './sections/memory.mjs';
+import { runMicro } from './sections/micro.mjs';
+import { runPolling } from './sections/polling.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'micro,memory,polling').split(',');
+const out = args.find((a) => a.startsWith('--out='))?.slice(6) ?? join(here, 'results', quick ? 'quick.json' : 'latest.json');
+const num = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
+
+const started = performance.now();
+const pkg = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8'));
+const result = {
+  date: new Date().toISOString(),
+  waitgate: pkg.version,
+  machine: {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    loadAverageAtStart: os.loadavg().map((v) => Number(v.toFixed(2))),
+    node: process.version,
+    redis: redisServerVersion(),
+    platform: `${os.type()} ${os.release()}`,
+  },
+};
+
+const log = (line) => console.log(line);
+const redis = await startRedisServer();
+log(`waitgate bench: redis-server ${result.machine.redis} on port ${redis.port}, Node ${process.version}, ${result.machine.cpus} CPUs, load ${result.machine.loadAverageAtStart.join(' ')}`);
+try {
+  if (only.includes('micro')) {
+    log('\n[1/3] per operation: waitgate vs naive vs floor');
+    const t = performance.now();
+    result.micro = await runMicro({ url: redis.url, rounds: num('BENCH_ROUNDS', quick ? 2 : 5), roundMs: num('BENCH_ROUND_MS', quick ? 300 : 700), warmMs: quick ? 150 : 300, log });
+    result.micro.seconds = Math.round((performance.now() - t) / 1000);
+  }
+  if (only.includes('memory')) {
+    log('\n[2/3] Redis memory per waiting member, admit() scaling');
+    const t = performance.now();
+    result.memory = await runMemory({ url: redis.url, sizes: quick ? [100_000] : [100_000, 1_000_000], log });
+    result.memory.seconds = Math.round((performance.now() - t) / 1000);
+  }
+  if (only.includes('polling')) {
+    log('\n[3/3] polling at scale (positionCache)');
+    const t = performance.now();
+    result.polling = await runPolling({ url: redis.url, members: num('BENCH_POLL_MEMBERS', 100_000), phaseSeconds: quick ? 8 : num('BENCH_POLL_SECONDS', 20), randomPhaseSeconds: quick ? 3 : 8, cacheOptions: process.env.BENCH_POSITION_CACHE ? JSON.parse(process.env.BENCH_POSITION_CACHE) : true, log });
+    result.polling.seconds = Math.round((performance.now() - t) / 1000);
+  }
+} finally {
+  await redis.stop();
+}
+result.machine.loadAverageAtEnd = os.loadavg().map((v) => Number(v.toFixed(2)));
+result.seconds = Math.round((performance.now() - started) / 1000);
+result.targets = checkTargets(result);
+printReport(result, log);
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+log(`\nwrote ${out} (${result.seconds} s in all)`);

@@ -1,0 +1,218 @@
+// The example shop (examples/express-shop/app.mjs, unchanged) in its own process, on a
+// RedisStore, instrumented from the outside for the flash-crowd simulation:
+//  - a recording Store around RedisStore: each member's entry sequence (FIFO check) and
+//    the admission order;
+//  - a WaitingQueue subclass counting order transactions in flight (claim -> consume/release);
+//  - the better-sqlite3 database behind a Proxy counting transactions in flight;
+//  - queue.stats() sampled every second.
+// Started by bench/simulate.mjs with fork(); talks to it over IPC.
+
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { RedisStore, WaitingQueue } from 'waitgate';
+import { createShop } from '../../examples/express-shop/app.mjs';
+import { openDatabase } from '../../examples/express-shop/db.mjs';
+
+const config = JSON.parse(process.env.SIM_CONFIG);
+const redis = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 2000 });
+
+// ---- recording store
+const seqOf = new Map(); // member -> entry sequence (first seen while WAITING)
+const admittedOrder = []; // member ids in admission order
+let fifoViolations = 0;
+let lastAdmittedSeq = -Infinity;
+const inner = new RedisStore({ client: redis });
+const storeCalls = {}; // by method: one Redis script call each
+const count = (m) => (storeCalls[m] = (storeCalls[m] ?? 0) + 1);
+const store = {
+  async enter(queue, memberId) {
+    count('enter');
+    const s = await inner.enter(queue, memberId);
+    if (s.status === 'WAITING' && s.seq !== null && s.seq !== undefined) seqOf.set(memberId, s.seq);
+    return s;
+  },
+  async admit(queue, request) {
+    count('admit');
+    const result = await inner.admit(queue, request);
+    for (const { memberId } of result.admitted) {
+      admittedOrder.push(memberId);
+      const seq = seqOf.get(memberId);
+      if (seq !== undefined) {
+        if (seq <= lastAdmittedSeq) fifoViolations++;
+        lastAdmittedSeq = Math.max(lastAdmittedSeq, seq);
+      }
+    }
+    return result;
+  },
+};
+for (const m of ['position', 'claim', 'consume', 'release', 'leave', 'stats', 'queueSnapshot', 'acceptCurrentState', 'warnings']) {
+  if (typeof inner[m] === 'function') store[m] = (...args) => (count(m), inner[m](...args));
+}
+
+// ---- order transactions in flight: from a successful claim to its consume or release
+let ordersInFlight = 0;
+let binMaxOrdersInFlight = 0;
+let maxOrdersInFlight = 0;
+let orders = 0;
+class InstrumentedQueue extends WaitingQueue {
+  async claim(memberId, token) {
+    const claim = await super.claim(memberId, token);
+    ordersInFlight++;
+    binMaxOrdersInFlight = Math.max(binMaxOrdersInFlight, ordersInFlight);
+    maxOrdersInFlight = Math.max(maxOrdersInFlight, ordersInFlight);
+    return claim;
+  }
+  async consume(claim) {
+    try {
+      const ok = await super.consume(claim);
+      if (ok) orders++;
+      return ok;
+    } finally {
+      ordersInFlight--;
+    }
+  }
+  async release(claim) {
+    try {
+      return await super.release(claim);
+    } finally {
+      ordersInFlight--;
+    }
+  }
+}
+
+const queue = new InstrumentedQueue({
+  store,
+  name: 'sneaker-drop',
+  admitRatePerSecond: config.admitRatePerSecond,
+  maxActive: config.maxActive,
+  entryTokenTtlSeconds: config.entryTokenTtlSeconds,
+  claimTtlSeconds: config.claimTtlSeconds,
+  positionCache: config.positionCache,
+});
+let queueErrors = 0;
+queue.on('error', () => queueErrors++);
+queue.on('warning', (w) => console.error('[shop] warning:', w.message));
+let admissions = 0;
+queue.on('admitted', (list) => (admissions += list.length));
+
+// ---- the order database: plenty of stock, transactions counted
+const db = openDatabase(':memory:');
+db.prepare('UPDATE products SET stock = ?').run(config.stock);
+let dbInFlight = 0;
+let maxDbInFlight = 0;
+let dbTransactions = 0;
+const countedDb = new Proxy(db, {
+  get(target, prop) {
+    if (prop === 'transaction') {
+      return (fn) => {
+        const tx = target.transaction(fn);
+        return (...args) => {
+          dbInFlight++;
+          dbTransactions++;
+          maxDbInFlight = Math.max(maxDbInFlight, dbInFlight);
+          try {
+            return tx(...args);
+          } finally {
+            dbInFlight--;
+          }
+        };
+      };
+    }
+    const value = Reflect.get(target, prop, target);
+    return typeof value === 'function' ? value.bind(target) : value;
+  },
+});
+
+// ---- the shop itself, plus per-second sampling
+const app = createShop({ queue, db: countedDb });
+const server = app.listen(0, '127.0.0.1', () => process.send({ type: 'ready', port: server.address().port }));
+server.keepAliveTimeout = 60_000;
+
+let admitter = null;
+let sampler = null;
+const series = [];
+let t0 = 0;
+let last = { admissions: 0, orders: 0, calls: {} };
+let lastCpu = process.cpuUsage();
+let lastAt = performance.now();
+let eventLoopLagMax = 0;
+let lagTimer = null;
+
+async function sample() {
+  const at = Date.now();
+  let stats = null;
+  try {
+    stats = await queue.stats();
+  } catch {
+    stats = null;
+  }
+  const cpu = process.cpuUsage(lastCpu);
+  const now = performance.now();
+  series.push({
+    t: (at - t0) / 1000,
+    waiting: stats?.waiting ?? null,
+    ready: stats ? stats.active - stats.claimed : null,
+    claimed: stats?.claimed ?? null,
+    active: stats?.active ?? null,
+    admissionsPerSecond: admissions - last.admissions,
+    ordersPerSecond: orders - last.orders,
+    maxOrdersInFlight: binMaxOrdersInFlight,
+    shopCpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / (now - lastAt)) * 100),
+    eventLoopLagMaxMs: Math.round(eventLoopLagMax),
+    storeCalls: Object.fromEntries(Object.entries(storeCalls).map(([m, n]) => [m, n - (last.calls[m] ?? 0)])),
+  });
+  last = { admissions, orders, calls: { ...storeCalls } };
+  lastCpu = process.cpuUsage();
+  lastAt = now;
+  binMaxOrdersInFlight = ordersInFlight;
+  eventLoopLagMax = 0;
+}
+
+process.on('message', async (message) => {
+  if (message.type === 'start') {
+    t0 = message.t0;
+    admitter = queue.startAdmitter({ intervalMs: config.admitIntervalMs });
+    sampler = setInterval(() => void sample(), 1000);
+    let expected = performance.now() + 100;
+    lagTimer = setInterval(() => {
+      const now = performance.now();
+      eventLoopLagMax = Math.max(eventLoopLagMax, now - expected);
+      expected = now + 100;
+    }, 100);
+  }
+  if (message.type === 'stop') {
+    clearInterval(sampler);
+    clearInterval(lagTimer);
+    await admitter?.stop();
+    await sample();
+    // FIFO, part 2: nobody still waiting may have entered before a member that was admitted.
+    const waitingKey = '{waitgate:sneaker-drop}:waiting';
+    const skipped = Number.isFinite(lastAdmittedSeq) ? await redis.zcount(waitingKey, '-inf', `(${lastAdmittedSeq}`) : 0;
+    const stillWaiting = await redis.zrange(waitingKey, 0, -1);
+    const final = await queue.stats();
+    process.send({
+      type: 'result',
+      series,
+      admittedOrder,
+      stillWaiting,
+      final,
+      fifo: { outOfOrderAdmissions: fifoViolations, skippedStillWaiting: skipped, admittedWithKnownSeq: admittedOrder.filter((m) => seqOf.has(m)).length },
+      maxOrdersInFlight,
+      storeCalls,
+      maxDbTransactionsInFlight: maxDbInFlight,
+      dbTransactions,
+      orders,
+      admissions,
+      queueErrors,
+      ordersInDb: db.prepare('SELECT COUNT(*) AS n FROM orders').get().n,
+      duplicateTokenOrders: db.prepare('SELECT COUNT(*) AS n FROM (SELECT token_id FROM orders GROUP BY token_id HAVING COUNT(*) > 1)').get().n,
+      shopCpuSeconds: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+    });
+    server.closeAllConnections?.();
+    server.close();
+    await redis.quit();
+    db.close();
+    process.exit(0);
+  }
+});
+process.on('disconnect', () => process.exit(1));
