@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { redisServerVersion, startRedisServer } from './lib/redis-server.mjs';
 import { checkTargets, printReport } from './lib/report.mjs';
+import { barChart } from './lib/svg-chart.mjs';
 import { runMemory } from './sections/memory.mjs';
 import { runMicro } from './sections/micro.mjs';
 import { runPolling } from './sections/polling.mjs';
@@ -72,6 +73,33 @@ result.machine.loadAverageAtEnd = os.loadavg().map((v) => Number(v.toFixed(2)));
 result.seconds = Math.round((performance.now() - started) / 1000);
 result.targets = checkTargets(result);
 printReport(result, log);
+if (result.micro && !quick) {
+  // docs/images/perf-bench-ratios.svg: waitgate / naive and waitgate / floor per operation.
+  const groups = [];
+  const targets = {};
+  for (const [op, byC] of Object.entries(result.micro.results)) {
+    for (const [c, cell] of Object.entries(byC)) {
+      const name = `${op} c${c}`;
+      groups.push({ name, values: [cell.ratios['waitgate/naive'], cell.ratios['waitgate/floor']] });
+      if (op === 'enter' && c === '64') targets[name] = 1.5;
+      if (op === 'position') targets[name] = 2;
+    }
+  }
+  const images = join(here, '..', 'docs', 'images');
+  mkdirSync(images, { recursive: true });
+  writeFileSync(
+    join(images, 'perf-bench-ratios.svg'),
+    barChart({
+      title: 'waitgate throughput relative to the naive design and to one trivial EVALSHA',
+      subtitle: `median of per-round ratios, ${result.micro.settings.rounds} rounds; ${result.machine.cpus} cores, Node ${result.machine.node}, Redis ${result.machine.redis}; ${result.date.slice(0, 10)}; dashes: target vs naive`,
+      groups,
+      seriesNames: ['waitgate / naive', 'waitgate / floor'],
+      unit: 'x',
+      targets,
+    }),
+  );
+  result.charts = ['docs/images/perf-bench-ratios.svg'];
+}
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 log(`\nwrote ${out} (${result.seconds} s in all)`);

@@ -40,7 +40,7 @@ const config = {
   stock: 1_000_000,
   // The shoppers.
   jitter: 0.2,
-  sockets: 128,
+  sockets: 256,
   abandonWaiting: 0.08, // give up while waiting after their patience runs out (DELETE /queue)
   patienceSeconds: [5, 40],
   leaveWhenReady: 0.02, // READY, then change their mind (DELETE /queue)
@@ -200,9 +200,18 @@ try {
       series: [
         { name: 'READY', points: pts('ready') },
         { name: 'CLAIMED', points: pts('claimed') },
-        { name: 'order transactions in flight (max per s)', points: pts('maxOrdersInFlight') },
+        { name: 'READY + CLAIMED', points: pts('active'), dash: '4 3' },
       ],
       hLines: [{ y: config.maxActive, label: `maxActive ${config.maxActive}`, color: '#dc2626' }],
+    }),
+    'perf-sim-orders.svg': lineChart({
+      title: 'Order transactions in flight (claim to consume/release, max per second)',
+      subtitle: `${sub}; SQLite commits synchronously: at most one DB transaction at a time`,
+      yLabel: 'requests',
+      series: [
+        { name: 'order transactions in flight', points: pts('maxOrdersInFlight') },
+        { name: 'CLAIMED (sampled)', points: pts('claimed') },
+      ],
     }),
     'perf-sim-rates.svg': lineChart({
       title: 'Admissions and orders per second',

@@ -35,11 +35,11 @@ export function checkTargets(r) {
 export function printReport(r, log) {
   if (r.micro) {
     log(`\nPer operation (median ops/s of ${r.micro.settings.rounds} rounds x ${r.micro.settings.roundMs} ms; p50/p99 ms over all rounds; ratios = medians of per-round ratios)`);
-    log(`${pad('operation', 15)}${lpad('c', 4)}  ${pad('variant', 24)}${lpad('ops/s', 10)}${lpad('p50 ms', 9)}${lpad('p99 ms', 9)}  errors`);
+    log(`${pad('operation', 15)}${lpad('c', 4)}  ${pad('variant', 24)}${lpad('ops/s', 10)}${lpad('p50 ms', 9)}${lpad('p99 ms', 9)}${lpad('cmds/op', 9)}${lpad('Redis us/op', 13)}  errors`);
     for (const [op, byC] of Object.entries(r.micro.results)) {
       for (const [c, cell] of Object.entries(byC)) {
         for (const [name, v] of Object.entries(cell.variants)) {
-          log(`${pad(op, 15)}${lpad(c, 4)}  ${pad(name, 24)}${lpad(fmt(v.opsPerSec), 10)}${lpad(fmt(v.p50Ms, 3), 9)}${lpad(fmt(v.p99Ms, 3), 9)}  ${v.errors}`);
+          log(`${pad(op, 15)}${lpad(c, 4)}  ${pad(name, 24)}${lpad(fmt(v.opsPerSec), 10)}${lpad(fmt(v.p50Ms, 3), 9)}${lpad(fmt(v.p99Ms, 3), 9)}${lpad(fmt(v.redisCommandsPerOp, 2), 9)}${lpad(fmt(v.redisUsecPerOp, 1), 13)}  ${v.errors}`);
         }
         log(`${pad('', 19)}  ratios: ${Object.entries(cell.ratios).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')}`);
       }

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import * as waitgate from 'waitgate';
 import { bulkEnter, bulkZadd, ids, queueKeys } from '../lib/bulk-enter.mjs';
+import { commandStats, diffStats } from '../lib/redis-info.mjs';
 import { Latencies, median, round } from '../lib/stats.mjs';
 
 const OPERATION_TIMEOUT_MS = 10_000; // generous: a loaded 2-core machine must not turn slow calls into errors
@@ -216,8 +217,9 @@ function defineOperations({ wg, naive, floor, control, floorSha, pkg = waitgate,
 }
 
 /** Runs `variant` for up to `ms` with `concurrency` operations in flight. */
-async function measure(variant, concurrency, ms, expectedOps) {
+async function measure(variant, concurrency, ms, expectedOps, control, scriptsOnly = true) {
   const capacity = variant.prepare ? await variant.prepare(expectedOps, concurrency) : Infinity;
+  const statsBefore = control ? await commandStats(control) : null;
   const latencies = new Latencies();
   let next = 0;
   let errors = 0;
@@ -239,8 +241,27 @@ async function measure(variant, concurrency, ms, expectedOps) {
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const elapsed = performance.now() - start;
+  // Redis' own view: commands a client sent per operation, and Redis time per operation
+  // (the usec of those commands; a script's usec includes everything it ran).
+  let redis = null;
+  if (statsBefore) {
+    const diff = diffStats(statsBefore, await commandStats(control));
+    let sent = 0;
+    let usec = 0;
+    for (const [cmd, v] of Object.entries(diff)) {
+      if (/^(info|slowlog|config|ping|client|select|hello)/.test(cmd)) continue;
+      // A script variant: only EVAL/EVALSHA were sent (the commands run inside are in their usec).
+      // The naive variant sends plain commands and no script.
+      const isScript = /^eval/.test(cmd);
+      if (scriptsOnly !== isScript) continue;
+      sent += v.calls;
+      usec += v.usec;
+    }
+    const n = Math.max(1, latencies.count);
+    redis = { commandsPerOp: sent / n, redisUsecPerOp: usec / n };
+  }
   await variant.cleanup?.();
-  return { ops: latencies.count, elapsedMs: elapsed, opsPerSec: latencies.count / (elapsed / 1000), latencies, errors, lastError };
+  return { ops: latencies.count, elapsedMs: elapsed, opsPerSec: latencies.count / (elapsed / 1000), latencies, errors, lastError, redis };
 }
 
 /**
@@ -294,7 +315,7 @@ export async function runMicro({ url, rounds = 5, roundMs = 700, warmMs = 250, c
         // Rotate the order of the variants from round to round.
         const order = group.map((_, i) => group[(i + round) % group.length]);
         for (const cell of order) {
-          const r = await measure(cell.variant, cell.concurrency, roundMs, expected(cell, roundMs));
+          const r = await measure(cell.variant, cell.concurrency, roundMs, expected(cell, roundMs), cell.concurrency === 1 ? control : null, cell.name !== 'naive');
           cell.rate = Math.max(100, r.opsPerSec);
           cell.rounds.push(r);
         }
@@ -314,6 +335,8 @@ export async function runMicro({ url, rounds = 5, roundMs = 700, warmMs = 250, c
         p50Ms: round(lat.p50, 3),
         p99Ms: round(lat.p99, 3),
         ops: lat.count,
+        redisCommandsPerOp: round(median(cell.rounds.filter((r) => r.redis).map((r) => r.redis.commandsPerOp)), 2),
+        redisUsecPerOp: round(median(cell.rounds.filter((r) => r.redis).map((r) => r.redis.redisUsecPerOp)), 1),
         errors: cell.rounds.reduce((a, r) => a + r.errors, 0),
         lastError: cell.rounds.find((r) => r.lastError)?.lastError?.message ?? null,
       };
