@@ -43,9 +43,17 @@ if not gen then return { STATE_LOST } end
 if gen == '' then gen = newGeneration(KEYS[5]) end
 
 -- Reap tokens whose deadline passed, and lapsed leases, before counting.
+-- Commands take many members at once, in chunks: unpack() gives at most ~8,000 values
+-- (Lua's C stack limit, LUAI_MAXCSTACK), and an admit or a reap can concern 10,000s.
+local CHUNK = 500
 local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
-for i = 1, #expired do redis.call('HDEL', KEYS[2], expired[i]) end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+if #expired > 0 then
+  for first = 1, #expired, CHUNK do
+    redis.call('HDEL', KEYS[2], unpack(expired, first, math.min(first + CHUNK - 1, #expired)))
+  end
+  -- Nothing expired means nothing to remove: the same range, read in the same script.
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 local active = redis.call('ZCARD', KEYS[3])
 
@@ -61,23 +69,39 @@ if now > refilledAt then
   refilledAt = now
 end
 
-local waiting = redis.call('ZCARD', KEYS[1])
-local n = math.min(math.floor(tokens + 1e-9), burst, #ARGV - FIRST_TOKEN + 1, waiting)
+-- How many the bucket, burst, fresh tokens and cap allow; the queue length caps it
+-- too, but ZPOPMIN does that for us, so ZCARD is needed only when that many popped.
+local n = math.min(math.floor(tokens + 1e-9), burst, #ARGV - FIRST_TOKEN + 1)
 if maxActive >= 0 then n = math.min(n, maxActive - active) end
-if n < 0 then n = 0 end
-
-local reply = { int(expiresAt), active + n, gen }
+local leftWaiting = false -- whether members still wait after this admit
+local reply = { int(expiresAt), 0, gen }
 if n > 0 then
   local popped = redis.call('ZPOPMIN', KEYS[1], n)
-  for i = 1, #popped, 2 do
-    local member = popped[i]
-    local record = { tokenExp = expiresAt, claimExp = 0, claimId = '', token = ARGV[FIRST_TOKEN - 1 + (i + 1) / 2] }
-    redis.call('HSET', KEYS[2], member, formatRecord(record))
-    redis.call('ZADD', KEYS[3], expiresAt, member)
-    reply[#reply + 1] = member
+  local allowed = n
+  n = #popped / 2
+  if n == allowed then leftWaiting = redis.call('ZCARD', KEYS[1]) > 0 end
+  -- Every record is "<expiresAt>|0||<token>": format the constant part once.
+  local prefix = formatRecord({ tokenExp = expiresAt, claimExp = 0, claimId = '', token = '' })
+  local score = reply[1]
+  local fields, scores = {}, {}
+  for first = 1, n, CHUNK do
+    local last = math.min(first + CHUNK - 1, n)
+    local f = 0
+    for i = first, last do
+      local member = popped[2 * i - 1]
+      fields[f + 1], fields[f + 2] = member, prefix .. ARGV[FIRST_TOKEN - 1 + i]
+      scores[f + 1], scores[f + 2] = score, member
+      f = f + 2
+      reply[3 + i] = member
+    end
+    redis.call('HSET', KEYS[2], unpack(fields, 1, f))
+    redis.call('ZADD', KEYS[3], unpack(scores, 1, f))
   end
   tokens = tokens - n
+else
+  n = 0
 end
+reply[2] = active + n
 
 -- Admission window (two fixed windows, read as a sliding one by the caller). Only
 -- admissions that left members waiting count: a call that drained the queue shows
@@ -88,14 +112,18 @@ if now - ws >= 2 * windowMs then
 elseif now - ws >= windowMs then
   ws, wc, wp = ws + windowMs, 0, wc
 end
-if n > 0 and waiting > n then
+if n > 0 and leftWaiting then
   if wc == 0 and wp == 0 then wf = int(now) end
   wc = wc + n
 end
 
-redis.call('HSET', KEYS[5], 'bt', string.format('%.6f', tokens), 'bts', int(refilledAt),
-  'ws', int(ws), 'wc', wc, 'wp', wp)
+if wf then
+  redis.call('HSET', KEYS[5], 'bt', string.format('%.6f', tokens), 'bts', int(refilledAt),
+    'ws', int(ws), 'wc', wc, 'wp', wp, 'wf', wf)
+else
+  redis.call('HSET', KEYS[5], 'bt', string.format('%.6f', tokens), 'bts', int(refilledAt),
+    'ws', int(ws), 'wc', wc, 'wp', wp)
+end
 -- ioredis re-sends a call whose reply was lost once it has reconnected: remember the id.
 redis.call('ZADD', KEYS[6], now + ADMIT_ID_MEMORY_MS, admitId)
-if wf then redis.call('HSET', KEYS[5], 'wf', wf) end
 return reply
