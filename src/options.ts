@@ -34,9 +34,13 @@ export interface WaitingQueueOptions {
   /**
    * Polling at scale: `position()` estimates a waiting member's rank from its cached
    * entry sequence and a snapshot of the line refreshed every `refreshMs`, so a
-   * poll costs the store nothing until the member reaches the head. Ranks are exact
-   * while nobody leaves the line, otherwise estimated; admitted members are looked
-   * up exactly. Default false (every poll is one exact store call).
+   * poll costs the store nothing until the member nears the head. Members estimated
+   * below `exactBelowRank` (default: the first polling tier's `belowRank`, or more
+   * if that many can be admitted between two refreshes) are looked up exactly, so
+   * near the head the rank and the status (READY as soon as admitted, by any
+   * instance) are exact; further back, ranks are exact while nobody leaves the line,
+   * otherwise estimated, and up to `refreshMs` old. Default false (every poll is one
+   * exact store call).
    */
   positionCache?: boolean | PositionCacheOptions;
 }
@@ -114,6 +118,7 @@ const optionsSchema = z.strictObject({
       z.strictObject({
         refreshMs: z.number().int().min(10).max(60_000).optional(),
         maxMembers: z.number().int().min(1).max(100_000_000).optional(),
+        exactBelowRank: z.number().int().min(0).max(100_000_000).optional(),
       }),
     ])
     .default(false),
@@ -125,27 +130,56 @@ const optionsSchema = z.strictObject({
  */
 export function parseQueueOptions(options: unknown): QueueConfig {
   const parsed = parseStrict(optionsSchema, options ?? {});
+  const admitBurst = parsed.admitBurst ?? Math.min(MAX_BURST, Math.max(1, Math.floor(parsed.admitRatePerSecond)));
   return {
     store: parsed.store,
     name: parsed.name,
     admitRatePerSecond: parsed.admitRatePerSecond,
-    admitBurst: parsed.admitBurst ?? Math.min(MAX_BURST, Math.max(1, Math.floor(parsed.admitRatePerSecond))),
+    admitBurst,
     maxActive: parsed.maxActive,
     entryTokenTtlMs: Math.round(parsed.entryTokenTtlSeconds * 1000),
     claimTtlMs: Math.round(parsed.claimTtlSeconds * 1000),
     pollingIntervals: Object.freeze(parsed.pollingIntervals.map((tier) => Object.freeze({ ...tier }))),
     operationTimeoutMs: parsed.operationTimeoutMs,
-    positionCache: resolvePositionCache(parsed.positionCache, parsed.store),
+    positionCache: resolvePositionCache(parsed.positionCache, parsed.store, {
+      admitRatePerSecond: parsed.admitRatePerSecond,
+      admitBurst,
+      firstTierBelowRank: parsed.pollingIntervals[0]?.belowRank,
+    }),
   };
 }
 
-function resolvePositionCache(option: boolean | PositionCacheOptions, store: Store): Required<PositionCacheOptions> | null {
+function resolvePositionCache(
+  option: boolean | PositionCacheOptions,
+  store: Store,
+  queue: { admitRatePerSecond: number; admitBurst: number; firstTierBelowRank: number | undefined },
+): Required<PositionCacheOptions> | null {
   if (option === false) return null;
   if (typeof store.queueSnapshot !== 'function') {
     throw new WaitgateConfigError('positionCache', 'needs a store with queueSnapshot() (RedisStore and MemoryStore have it)');
   }
   const options = option === true ? {} : option;
-  return { refreshMs: options.refreshMs ?? 250, maxMembers: options.maxMembers ?? 100_000 };
+  const refreshMs = options.refreshMs ?? 250;
+  return {
+    refreshMs,
+    maxMembers: options.maxMembers ?? 100_000,
+    exactBelowRank: options.exactBelowRank ?? defaultExactBelowRank(queue, refreshMs),
+  };
+}
+
+/**
+ * The first polling tier's `belowRank`, or, if larger, the most members that can be
+ * admitted between two snapshot refreshes (a full bucket plus the refill over
+ * `refreshMs`) with a 25% margin for the estimate's error: a member who may have
+ * been admitted since the snapshot was taken is always looked up exactly.
+ */
+function defaultExactBelowRank(
+  queue: { admitRatePerSecond: number; admitBurst: number; firstTierBelowRank: number | undefined },
+  refreshMs: number,
+): number {
+  const admittableBetweenRefreshes = queue.admitBurst + (queue.admitRatePerSecond * refreshMs) / 1000;
+  // Rounded to 12 significant digits first, so that float noise (1.25 × (3 + 1.1 × 6000 / 1000) is 12.000000000000002) does not round up.
+  return Math.max(queue.firstTierBelowRank ?? 0, Math.ceil(Number((1.25 * admittableBetweenRefreshes).toPrecision(12))));
 }
 
 /**
@@ -158,9 +192,22 @@ export function parseStrict<T extends z.ZodType>(schema: T, input: unknown): z.o
   }
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
+  const issue = innermost(result.error.issues[0]!);
   if (issue.code === 'unrecognized_keys') {
     throw new WaitgateConfigError(issue.keys.join(', '), 'unknown option (check the spelling)');
   }
   throw new WaitgateConfigError(issue.path.map(String).join('.') || 'options', issue.message);
+}
+
+/**
+ * A union (e.g. `positionCache: boolean | {...}`) reports one issue for the whole
+ * value; when the value has the shape of exactly one branch (the branch failed on
+ * a field inside it), that branch's issue names the option better (`positionCache.refreshMs`).
+ */
+function innermost(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union') return issue;
+  const inside = issue.errors.filter((branch) => branch[0] !== undefined && branch[0].path.length > 0);
+  if (inside.length !== 1) return issue;
+  const first = inside[0]![0]!;
+  return innermost({ ...first, path: [...issue.path, ...first.path] } as z.core.$ZodIssue);
 }

@@ -1,7 +1,7 @@
 // WaitingQueue options: defaults, and a WaitgateConfigError naming each bad or unknown option.
 
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLLING_INTERVALS, MemoryStore, WaitgateConfigError, WaitingQueue, isWaitgateError } from '../src/index.js';
+import { DEFAULT_POLLING_INTERVALS, MemoryStore, WaitgateConfigError, WaitingQueue, isWaitgateError, type WaitingQueueOptions } from '../src/index.js';
 
 const store = new MemoryStore();
 
@@ -48,6 +48,36 @@ describe('WaitingQueue options', () => {
     });
   });
 
+  it('resolves positionCache: true to its documented defaults, exactBelowRank the first tier\'s belowRank', () => {
+    // 1.25 × (burst 50 + 50/s × 0.25 s) = 78.125 → 79, below the first tier's 100.
+    expect(new WaitingQueue({ store, positionCache: true }).config.positionCache).toEqual({ refreshMs: 250, maxMembers: 100_000, exactBelowRank: 100 });
+    expect(new WaitingQueue({ store, positionCache: {} }).config.positionCache).toEqual({ refreshMs: 250, maxMembers: 100_000, exactBelowRank: 100 });
+    expect(new WaitingQueue({ store, positionCache: false }).config.positionCache).toBeNull();
+  });
+
+  it('defaults exactBelowRank to what can be admitted between two snapshot refreshes, plus 25%, when that is larger', () => {
+    const exactBelowRank = (options: Partial<WaitingQueueOptions>) => new WaitingQueue({ store, positionCache: true, ...options }).config.positionCache!.exactBelowRank;
+    // 1.25 × (300 + 300/s × 0.25 s) = 468.75 → 469 > 100.
+    expect(exactBelowRank({ admitRatePerSecond: 300 })).toBe(469);
+    // 1.25 × (20 + 1000/s × 0.05 s) = 87.5 → 88 < 100.
+    expect(exactBelowRank({ admitRatePerSecond: 1000, admitBurst: 20, positionCache: { refreshMs: 50 } })).toBe(100);
+    // refreshMs counts: 1.25 × (50 + 50/s × 60 s) = 3812.5 → 3813.
+    expect(exactBelowRank({ positionCache: { refreshMs: 60_000 } })).toBe(3813);
+    // The first tier's belowRank, whatever the tiers.
+    expect(exactBelowRank({ admitRatePerSecond: 1, pollingIntervals: [{ belowRank: 30, seconds: 1 }, { seconds: 5 }] })).toBe(30);
+    // A single tier has no belowRank: the admission term alone, 1.25 × (50 + 12.5) → 79.
+    expect(exactBelowRank({ pollingIntervals: [{ seconds: 5 }] })).toBe(79);
+    // Exactly 12 (1.25 × (3 + 1.1 × 6) = 12), not 13 from float noise (12.000000000000002).
+    expect(exactBelowRank({ admitRatePerSecond: 1.1, admitBurst: 3, pollingIntervals: [{ seconds: 5 }], positionCache: { refreshMs: 6000 } })).toBe(12);
+  });
+
+  it('takes an explicit exactBelowRank as given, 0 included', () => {
+    const cache = (positionCache: WaitingQueueOptions['positionCache']) => new WaitingQueue({ store, positionCache, admitRatePerSecond: 300 }).config.positionCache;
+    expect(cache({ exactBelowRank: 0 })).toEqual({ refreshMs: 250, maxMembers: 100_000, exactBelowRank: 0 });
+    expect(cache({ exactBelowRank: 5, refreshMs: 1000, maxMembers: 10 })).toEqual({ refreshMs: 1000, maxMembers: 10, exactBelowRank: 5 });
+    expect(cache({ exactBelowRank: 100_000_000 })!.exactBelowRank).toBe(100_000_000);
+  });
+
   it('defaults the burst to the rate, at least 1', () => {
     expect(new WaitingQueue({ store, admitRatePerSecond: 7.5 }).config.admitBurst).toBe(7);
     expect(new WaitingQueue({ store, admitRatePerSecond: 0.2 }).config.admitBurst).toBe(1);
@@ -82,6 +112,14 @@ describe('WaitingQueue options', () => {
     [{ store: { enter() {} } }, 'store'],
     [{ store, positionCache: { refreshMs: 1 } }, 'positionCache.refreshMs'],
     [{ store, positionCache: { ttl: 5 } }, 'ttl'],
+    [{ store, positionCache: { exactBelowRank: -1 } }, 'positionCache.exactBelowRank'],
+    [{ store, positionCache: { exactBelowRank: 2.5 } }, 'positionCache.exactBelowRank'],
+    [{ store, positionCache: { exactBelowRank: Number.NaN } }, 'positionCache.exactBelowRank'],
+    [{ store, positionCache: { exactBelowRank: Number.POSITIVE_INFINITY } }, 'positionCache.exactBelowRank'],
+    [{ store, positionCache: { exactBelowRank: 100_000_001 } }, 'positionCache.exactBelowRank'],
+    [{ store, positionCache: { exactBelowRank: '100' } }, 'positionCache.exactBelowRank'],
+    [{ store, positionCache: { exactBelowRank: null } }, 'positionCache.exactBelowRank'],
+    [{ store, positionCache: { exactBelowRnk: 100 } }, 'exactBelowRnk'],
     [{ store: { ...bareStore() }, positionCache: true }, 'positionCache'],
   ])('rejects %o naming %s', (options, option) => {
     const error = configError(options);

@@ -427,45 +427,148 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
       async function pair(options: Partial<WaitingQueueOptions> = {}) {
         const { store, elapse } = await harness.create();
         const name = uniqueName('q');
-        let storeCalls = 0;
+        const calls = new Map<string, number>();
+        const lookedUp: string[] = []; // member ids of exact position() calls, in order
         const counted = new Proxy(store, {
           get(target, prop, receiver) {
             const value = Reflect.get(target, prop, receiver) as unknown;
             if (typeof value !== 'function') return value;
             return (...args: unknown[]) => {
-              if (prop !== 'warnings') storeCalls++;
+              if (prop !== 'warnings') calls.set(String(prop), (calls.get(String(prop)) ?? 0) + 1);
+              if (prop === 'position') lookedUp.push(String(args[1]));
               return (value as (...a: unknown[]) => unknown).apply(target, args);
             };
           },
         });
         const cached = new WaitingQueue({ store: counted, name, positionCache: { refreshMs: 50 }, ...options });
-        const exact = new WaitingQueue({ store, name, ...options });
-        return { cached, exact, elapse, storeCalls: () => storeCalls };
+        const exact = new WaitingQueue({ store, name, ...options, positionCache: false }); // every poll one store call
+        const storeCalls = () => [...calls.values()].reduce((a, b) => a + b, 0);
+        return { cached, exact, elapse, storeCalls, calls: (method: string) => calls.get(method) ?? 0, lookedUp };
       }
 
-      it('answers the exact rank and total while nobody leaves, with few store calls per poll', async () => {
-        const { cached, exact, storeCalls } = await pair();
-        for (let i = 0; i < 50; i++) await exact.enter(`m${i}`);
-        for (let i = 0; i < 50; i++) await cached.position(`m${i}`); // learn each member's sequence once
-        const before = storeCalls();
-        for (let round = 0; round < 10; round++) {
-          for (let i = 0; i < 50; i++) {
-            const [c, e] = [await cached.position(`m${i}`), await exact.position(`m${i}`)];
+      const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `m${from + i}`);
+
+      it('answers the exact rank and total while nobody leaves, with store calls only for members below exactBelowRank', async () => {
+        const { cached, exact, calls, lookedUp } = await pair();
+        expect(cached.config.positionCache!.exactBelowRank).toBe(100); // the first tier's belowRank
+        for (const id of ids(0, 150)) await exact.enter(id);
+        for (const id of ids(0, 150)) await cached.position(id); // learn each member's sequence once
+        const [lookupsBefore, snapshotsBefore, started] = [lookedUp.length, calls('queueSnapshot'), performance.now()];
+        for (let round = 0; round < 5; round++) {
+          for (const id of ids(0, 150)) {
+            const [c, e] = [await cached.position(id), await exact.position(id)];
             expect(c).toEqual(e);
           }
         }
-        // 500 polls; each store call is a snapshot refresh (every 50 ms at most), not a lookup per poll.
-        expect(storeCalls() - before).toBeLessThan(50);
+        // Ranks 0-99: one exact lookup per poll; ranks 100-149: none, only snapshot refreshes (every 50 ms at most).
+        expect(lookedUp.slice(lookupsBefore)).toEqual(Array.from({ length: 5 }, () => ids(0, 100)).flat());
+        expect(calls('queueSnapshot') - snapshotsBefore).toBeLessThanOrEqual(Math.ceil((performance.now() - started) / 50) + 1);
       });
 
-      it('keeps the same statuses as the exact path, and sees READY once admitted elsewhere', async () => {
-        const { cached, exact } = await pair({ admitBurst: 1 });
-        for (let i = 0; i < 5; i++) await cached.enter(`m${i}`);
-        expect(await cached.position('stranger')).toEqual(await exact.position('stranger'));
-        const [first] = await exact.admit(); // another instance admits
-        await expect.poll(async () => (await cached.position(first!.memberId)).status, { interval: 20 }).toBe('READY');
-        expect(await cached.position(first!.memberId)).toEqual(await exact.position(first!.memberId));
-        for (let i = 1; i < 5; i++) expect((await cached.position(`m${i}`)).status).toBe('WAITING');
+      it('shows READY on the very next poll after another instance admits, while the snapshot is still fresh (default exactBelowRank)', async () => {
+        // Default exactBelowRank: max(first tier's 2, ceil(1.25 × (burst 8 + 0.01/s × 60 s))) = 11 >= the 8 one admit() can take.
+        const { cached, exact, calls } = await pair({
+          admitRatePerSecond: 0.01,
+          admitBurst: 8,
+          pollingIntervals: [{ belowRank: 2, seconds: 1 }, { seconds: 5 }],
+          positionCache: { refreshMs: 60_000 },
+        });
+        expect(cached.config.positionCache!.exactBelowRank).toBe(11);
+        for (const id of ids(0, 30)) await exact.enter(id);
+        for (const id of ids(0, 30)) await cached.position(id); // learn (exact)
+        for (const id of ids(0, 30)) expect((await cached.position(id)).rank).toBe(Number(id.slice(1))); // ranks 11+ estimated: one snapshot
+        expect(calls('queueSnapshot')).toBe(1);
+
+        const admitted = await exact.admit(); // another instance admits the head
+        expect(admitted.map((a) => a.memberId)).toEqual(ids(0, 8));
+        for (const id of ids(0, 11)) expect(await cached.position(id)).toEqual(await exact.position(id)); // READY at once; ranks exact
+        for (const [i, a] of admitted.entries()) expect(await cached.token(`m${i}`)).toEqual({ entryToken: a.entryToken, expiresAt: a.expiresAt });
+        for (const id of ids(11, 30)) expect((await cached.position(id)).status).toBe('WAITING'); // estimated from the old snapshot
+        expect(calls('queueSnapshot')).toBe(1); // the snapshot never aged: only exactBelowRank explains the READY
+      });
+
+      it('with exactBelowRank 0, a member admitted elsewhere is told WAITING until the snapshot ages (the trade)', async () => {
+        const { cached, exact } = await pair({ admitBurst: 1, positionCache: { refreshMs: 60_000, exactBelowRank: 0 } });
+        for (const id of ids(0, 3)) await cached.enter(id);
+        await cached.position('m0'); // takes the snapshot
+        expect((await exact.admit()).map((a) => a.memberId)).toEqual(['m0']);
+        expect(await cached.position('m0')).toMatchObject({ status: 'WAITING', rank: 0 });
+        expect((await exact.position('m0')).status).toBe('READY');
+      });
+
+      it('keeps the statuses of the exact path (WAITING, READY, NOT_ENTERED) for a mixed set of members', async () => {
+        // refreshMs 60 s: the snapshot taken below never ages in this test; exactBelowRank = the first tier's 100.
+        const { cached, exact } = await pair({ admitRatePerSecond: 0.01, admitBurst: 5, positionCache: { refreshMs: 60_000 } });
+        expect(cached.config.positionCache!.exactBelowRank).toBe(100);
+        for (const id of ids(0, 150)) await cached.enter(id);
+        expect(await cached.leave('m120')).toBe(true); // left through this instance
+        for (const id of ids(0, 150)) await cached.position(id); // takes the snapshot; ranks 100+ estimated from now on
+
+        const admitted = await exact.admit(); // elsewhere: m0-m4 admitted
+        expect(admitted.map((a) => a.memberId)).toEqual(ids(0, 5));
+        const claim = await exact.claim('m0', admitted[0]!.entryToken);
+        expect(await exact.consume(claim)).toBe(true); // m0: order done
+        await exact.claim('m1', admitted[1]!.entryToken); // m1: order in flight
+        expect(await exact.leave('m2')).toBe(true); // m2: dropped its token elsewhere
+        expect(await exact.leave('m10')).toBe(true); // m10: left the line elsewhere, near the head
+        await exact.enter('late'); // joined elsewhere
+
+        const members = [...ids(0, 150), 'late', 'stranger'];
+        const statuses = { cached: [] as string[], exact: [] as string[] };
+        for (const id of members) {
+          const [c, e] = [await cached.position(id), await exact.position(id)];
+          statuses.cached.push(`${id}:${c.status}`);
+          statuses.exact.push(`${id}:${e.status}`);
+          if (c.rank === null || c.rank < 100) expect(c).toEqual(e); // looked up exactly
+          else expect(e.rank).toBeLessThanOrEqual(c.rank); // estimated from the old snapshot: the line only moved forward since
+        }
+        expect(statuses.cached).toEqual(statuses.exact);
+        const count = (status: string) => statuses.exact.filter((s) => s.endsWith(`:${status}`)).length;
+        expect([count('WAITING'), count('READY'), count('NOT_ENTERED')]).toEqual([144, 3, 5]);
+      });
+
+      it('answers ranks below exactBelowRank exactly after members ahead leave', async () => {
+        const { cached, exact } = await pair({ positionCache: { refreshMs: 10 } }); // exactBelowRank 100
+        for (const id of ids(0, 300)) await exact.enter(id);
+        for (const id of ids(0, 300)) await cached.position(id); // learn
+        for (const id of ids(150, 250)) await exact.leave(id); // unevenly: all from the back half, so density misleads near the head
+        await new Promise((r) => setTimeout(r, 20)); // let the snapshot age out
+        let exactAnswers = 0;
+        for (const id of [...ids(0, 150), ...ids(250, 300)]) {
+          const [c, e] = [await cached.position(id), await exact.position(id)];
+          // Here every estimate is at most the truth (the leavers are behind these members), so truth < 100 means looked up.
+          if (c.rank! < 100 || e.rank! < 100) {
+            expect(c).toEqual(e); // without exactBelowRank: m60 estimated at 40
+            exactAnswers++;
+          } else {
+            expect(c.status).toBe('WAITING');
+          }
+        }
+        expect(exactAnswers).toBeGreaterThanOrEqual(100);
+      });
+
+      it('never reports an estimate above the last exact answer, and stays monotonic across the switch to exact', async () => {
+        const { cached, exact } = await pair({ admitRatePerSecond: 1000, admitBurst: 5, positionCache: { refreshMs: 10, exactBelowRank: 20 } });
+        for (const id of ids(0, 60)) await exact.enter(id);
+        for (const id of ids(5, 25)) await exact.leave(id); // 20 leavers ahead of m50, before it is learned
+        expect((await cached.position('m50')).rank).toBe(30); // exact: it learns the sequence and the rank
+        await new Promise((r) => setTimeout(r, 20));
+        // The estimate, 50 × 39/59 ≈ 33, would move m50 back: it is held at 30.
+        expect((await cached.position('m50')).rank).toBe(30);
+        let last = 30;
+        let exactSeen = false;
+        for (let step = 0; step < 6; step++) {
+          await exact.admit(); // 5 at a time from the head
+          await new Promise((r) => setTimeout(r, 20));
+          const [c, e] = [await cached.position('m50'), await exact.position('m50')];
+          expect(c.rank).toBeLessThanOrEqual(last);
+          if (c.rank! < 20) {
+            expect(c).toEqual(e);
+            exactSeen = true;
+          }
+          last = c.rank!;
+        }
+        expect(exactSeen).toBe(true);
       });
 
       it('estimates ranks closely when members ahead leave, and never moves a member back', async () => {
