@@ -6,7 +6,7 @@
 
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startRedisServer } from './lib/redis-server.mjs';
+import { startBenchRedisServer } from '../scripts/redis-server.mjs';
 import { printReport } from './lib/report.mjs';
 import { runMicro } from './sections/micro.mjs';
 
@@ -19,7 +19,7 @@ for (const a of args.filter((x) => !x.startsWith('--'))) {
   const [path, label = `other${extraPackages.length + 1}`] = a.split('=');
   extraPackages.push({ label, pkg: await import(pathToFileURL(join(resolve(path), 'dist', 'index.js')).href) });
 }
-const redis = await startRedisServer();
+const redis = await startBenchRedisServer();
 try {
   const micro = await runMicro({ url: redis.url, rounds, roundMs, warmMs: 300, only, extraPackages });
   micro.settings.rounds = rounds;

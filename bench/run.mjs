@@ -14,7 +14,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { redisServerVersion, startRedisServer } from './lib/redis-server.mjs';
+import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-server.mjs';
 import { checkTargets, printReport } from './lib/report.mjs';
 import { barChart } from './lib/svg-chart.mjs';
 import { runMemory } from './sections/memory.mjs';
@@ -45,7 +45,7 @@ const result = {
 };
 
 const log = (line) => console.log(line);
-const redis = await startRedisServer();
+const redis = await startBenchRedisServer();
 log(`waitgate bench: redis-server ${result.machine.redis} on port ${redis.port}, Node ${process.version}, ${result.machine.cpus} CPUs, load ${result.machine.loadAverageAtStart.join(' ')}`);
 try {
   if (only.includes('micro')) {

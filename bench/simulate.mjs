@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { redisServerVersion, startRedisServer } from './lib/redis-server.mjs';
+import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-server.mjs';
 import { commandStats, countCommands } from './lib/redis-info.mjs';
 import { lineChart } from './lib/svg-chart.mjs';
 
@@ -49,7 +49,7 @@ const config = {
 };
 
 const started = performance.now();
-const redis = await startRedisServer();
+const redis = await startBenchRedisServer();
 const monitor = new Redis(redis.url, { maxRetriesPerRequest: 1 });
 const children = [];
 const killChildren = () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
@@ -191,58 +191,44 @@ try {
   mkdirSync(images, { recursive: true });
   const pts = (key) => series.map((r) => [r.t, r[key]]);
   const sub = `${config.shoppers.toLocaleString('en-US')} shoppers in ${config.arrivalSeconds} s; rate ${config.admitRatePerSecond}/s, maxActive ${config.maxActive}; 2 cores, loopback (${new Date().toISOString().slice(0, 10)})`;
-  const charts = {
-    'perf-sim-waiting.svg': lineChart({ title: 'Members waiting', subtitle: sub, yLabel: 'members', series: [{ name: 'waiting', points: pts('waiting') }] }),
-    'perf-sim-tokens.svg': lineChart({
+  // One row per chart: series are [legend, key of the per-second sample, dash?]; `note` goes after the common subtitle.
+  const chartTable = [
+    { file: 'perf-sim-waiting.svg', title: 'Members waiting', yLabel: 'members', series: [['waiting', 'waiting']] },
+    {
+      file: 'perf-sim-tokens.svg',
       title: 'Tokens held and order transactions in flight',
-      subtitle: sub,
       yLabel: 'members',
-      series: [
-        { name: 'READY', points: pts('ready') },
-        { name: 'CLAIMED', points: pts('claimed') },
-        { name: 'READY + CLAIMED', points: pts('active'), dash: '4 3' },
-      ],
+      series: [['READY', 'ready'], ['CLAIMED', 'claimed'], ['READY + CLAIMED', 'active', '4 3']],
       hLines: [{ y: config.maxActive, label: `maxActive ${config.maxActive}`, color: '#dc2626' }],
-    }),
-    'perf-sim-orders.svg': lineChart({
+    },
+    {
+      file: 'perf-sim-orders.svg',
       title: 'Order transactions in flight (claim to consume/release, max per second)',
-      subtitle: `${sub}; SQLite commits synchronously: at most one DB transaction at a time`,
+      note: 'SQLite commits synchronously: at most one DB transaction at a time',
       yLabel: 'requests',
-      series: [
-        { name: 'order transactions in flight', points: pts('maxOrdersInFlight') },
-        { name: 'CLAIMED (sampled)', points: pts('claimed') },
-      ],
-    }),
-    'perf-sim-rates.svg': lineChart({
+      series: [['order transactions in flight', 'maxOrdersInFlight'], ['CLAIMED (sampled)', 'claimed']],
+    },
+    {
+      file: 'perf-sim-rates.svg',
       title: 'Admissions and orders per second',
-      subtitle: sub,
       yLabel: 'per second',
-      series: [
-        { name: 'admissions/s', points: pts('admissionsPerSecond') },
-        { name: 'orders/s', points: pts('ordersPerSecond') },
-      ],
+      series: [['admissions/s', 'admissionsPerSecond'], ['orders/s', 'ordersPerSecond']],
       hLines: [{ y: config.admitRatePerSecond, label: `admitRatePerSecond ${config.admitRatePerSecond}`, color: '#dc2626' }],
-    }),
-    'perf-sim-latency.svg': lineChart({
-      title: 'Poll latency (GET /queue/position over HTTP)',
-      subtitle: sub,
-      yLabel: 'ms',
-      series: [
-        { name: 'p99', points: pts('pollP99Ms') },
-        { name: 'p50', points: pts('pollP50Ms') },
-      ],
-    }),
-    'perf-sim-redis.svg': lineChart({
+    },
+    { file: 'perf-sim-latency.svg', title: 'Poll latency (GET /queue/position over HTTP)', yLabel: 'ms', series: [['p99', 'pollP99Ms'], ['p50', 'pollP50Ms']] },
+    {
+      file: 'perf-sim-redis.svg',
       title: 'Redis load vs HTTP polls',
-      subtitle: sub,
       yLabel: 'per second',
-      series: [
-        { name: 'HTTP polls/s', points: pts('polls') },
-        { name: 'Redis commands/s (incl. inside scripts)', points: pts('redisCommandsPerSecond') },
-        { name: 'Redis script calls/s', points: pts('redisScriptCallsPerSecond') },
-      ],
-    }),
-  };
+      series: [['HTTP polls/s', 'polls'], ['Redis commands/s (incl. inside scripts)', 'redisCommandsPerSecond'], ['Redis script calls/s', 'redisScriptCallsPerSecond']],
+    },
+  ];
+  const charts = Object.fromEntries(
+    chartTable.map(({ file, title, note, yLabel, series: lines, hLines }) => [
+      file,
+      lineChart({ title, subtitle: note ? `${sub}; ${note}` : sub, yLabel, series: lines.map(([name, key, dash]) => ({ name, points: pts(key), dash })), hLines }),
+    ]),
+  );
   for (const [file, svg] of Object.entries(charts)) writeFileSync(join(images, file), svg);
 
   const result = {
