@@ -15,7 +15,11 @@
           Cluster failover retry) writes nothing: meanwhile the member may have entered again,
           been admitted and ordered, and a late enter would queue them for a second admission.
 
-  Returns the readPosition reply after the call, or { STATE_LOST }; an error reply when late.
+  Returns the positionReply (lua/includes/readPosition.lua) after the call, or
+  { STATE_LOST }; an error reply when late.
+
+  This is the hot path of a flash crowd's first second, so it reads each thing
+  once: a new member costs TIME, HMGET meta, HGET tokens, ZADD NX, HSET seq, ZCARD.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -28,7 +32,8 @@ if not expected or not member or member == '' then return redis.error_reply('ERR
 local now = nowMs()
 local notAfter = tonumber(ARGV[3])
 if notAfter and now > notAfter then return redis.error_reply('ERR waitgate: enter arrived after its deadline; nothing written') end
-local gen = checkGeneration(KEYS[5], expected)
+local meta = readMeta(KEYS[5])
+local gen = acceptGeneration(meta[1], expected)
 if not gen then return { STATE_LOST } end
 if gen == '' then gen = newGeneration(KEYS[5]) end
 
@@ -40,10 +45,14 @@ if record and deadlineOf(record) <= now then
   redis.call('ZREM', KEYS[4], member)
   record = nil
 end
+if record then return readPosition(KEYS[1], member, record, now, meta, gen, expected) end
 
-if not record and not redis.call('ZSCORE', KEYS[1], member) then
-  local seq = redis.call('HINCRBY', KEYS[5], 'seq', 1)
-  redis.call('ZADD', KEYS[1], seq, member)
+-- NX: a member already waiting keeps its first sequence (and the candidate is not used).
+local seq = (tonumber(meta[6]) or 0) + 1
+if redis.call('ZADD', KEYS[1], 'NX', seq, member) == 0 then
+  return readPosition(KEYS[1], member, nil, now, meta, gen, expected)
 end
-
-return readPosition(KEYS[1], KEYS[2], KEYS[5], member, now, gen)
+redis.call('HSET', KEYS[5], 'seq', seq)
+-- Sequences only grow (meta's seq is the last one issued), so the new member is last.
+local total = redis.call('ZCARD', KEYS[1])
+return positionReply(1, total - 1, total, nil, now, meta, seq, gen, expected)

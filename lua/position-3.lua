@@ -9,13 +9,16 @@
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
 
-  Returns the readPosition reply, or { STATE_LOST }.
+  Returns the positionReply (lua/includes/readPosition.lua), or { STATE_LOST }.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
 --- @include "generation"
 --- @include "readPosition"
 
-local gen = checkGeneration(KEYS[3], ARGV[1])
+local expected, member = ARGV[1], ARGV[2]
+local now = nowMs()
+local meta = readMeta(KEYS[3])
+local gen = acceptGeneration(meta[1], expected)
 if not gen then return { STATE_LOST } end
-return readPosition(KEYS[1], KEYS[2], KEYS[3], ARGV[2], nowMs(), gen)
+return readPosition(KEYS[1], member, liveRecord(KEYS[2], member, now), now, meta, gen, expected)

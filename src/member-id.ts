@@ -27,7 +27,8 @@ export function normalizeMemberId(memberId: unknown): string {
   if (typeof memberId !== 'string') {
     throw new InvalidMemberIdError(`A member id must be a string or a number, not ${describe(memberId)}.`);
   }
-  const length = [...memberId].length;
+  // UTF-16 units >= code points: only a long string needs counting (which allocates).
+  const length = memberId.length <= MAX_LENGTH ? memberId.length : [...memberId].length;
   if (length < 1 || length > MAX_LENGTH) {
     throw new InvalidMemberIdError(`A member id must be 1 to ${MAX_LENGTH} characters long (got ${length}).`);
   }

@@ -5,14 +5,18 @@
 -- than let everyone re-enter as if new: it replies STATE_LOST.
 local STATE_LOST = -1
 
--- The generation ('' while the queue was never written), or nil when the state
--- this caller knew is gone. Reads only.
-local function checkGeneration(metaKey, expected)
-  local gen = redis.call('HGET', metaKey, 'gen')
-  if gen then
-    if expected ~= '' and gen ~= expected then return nil end
-    return gen
+-- Given the stored generation (false when absent): the generation ('' while the
+-- queue was never written), or nil when the state this caller knew is gone.
+local function acceptGeneration(stored, expected)
+  if stored then
+    if expected ~= '' and stored ~= expected then return nil end
+    return stored
   end
   if expected ~= '' then return nil end
   return ''
+end
+
+-- The same, reading meta's generation itself. Reads only.
+local function checkGeneration(metaKey, expected)
+  return acceptGeneration(redis.call('HGET', metaKey, 'gen'), expected)
 end

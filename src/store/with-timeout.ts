@@ -7,30 +7,35 @@ import { StoreUnavailableError, isWaitgateError } from '../errors.js';
  * waitgate error (connection refused, Redis error reply, ...) becomes
  * {@link StoreUnavailableError} with the original as `cause`.
  */
-export async function withTimeout<T>(operation: string, timeoutMs: number, run: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
+export function withTimeout<T>(operation: string, timeoutMs: number, run: () => Promise<T>): Promise<T> {
+  // One promise and one timer per call, no Promise.race: this wraps every store call,
+  // including each poll, so its cost is paid on the hottest path.
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
       () => reject(new StoreUnavailableError(`The store did not answer ${operation} within ${timeoutMs} ms; the outcome is unknown and retrying is safe.`)),
       timeoutMs,
     );
+    let pending: Promise<T>;
+    try {
+      pending = run();
+    } catch (error) {
+      clearTimeout(timer);
+      reject(toStoreError(operation, error));
+      return;
+    }
+    // A call that settles after the timeout lands here too: reject() is then a no-op,
+    // and its late rejection is handled rather than left unhandled.
+    pending.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(toStoreError(operation, error));
+      },
+    );
   });
-  let pending: Promise<T>;
-  try {
-    pending = run();
-  } catch (error) {
-    clearTimeout(timer);
-    throw toStoreError(operation, error);
-  }
-  // The call may still settle after the timeout; its late rejection must not go unhandled.
-  pending.catch(() => undefined);
-  try {
-    return await Promise.race([pending, timeout]);
-  } catch (error) {
-    throw toStoreError(operation, error);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function toStoreError(operation: string, error: unknown): Error {
