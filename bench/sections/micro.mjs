@@ -26,6 +26,11 @@ function defineOperations({ wg, naive, floor, control, floorSha, pkg = waitgate,
   const store = new RedisStore({ client: wg });
   const queueOf = (name, extra = {}) => new WaitingQueue({ store, name, operationTimeoutMs: OPERATION_TIMEOUT_MS, ...extra });
   const floorCall = () => floor.evalsha(floorSha, 0);
+  // The floor with the call's shape: the same trivial script, sent with the keys and
+  // arguments that waitgate's script for that operation takes (keys of one queue, a
+  // 16-character generation, the member id, ...). What ioredis and Redis cost for
+  // those arguments alone, before the script does anything.
+  const shapedFloorCall = (keyNames, ...args) => floor.evalsha(floorSha, keyNames.length, ...keyNames, 'a1b2c3d4e5f60718', ...args);
   let unique = 0;
   const fresh = (p) => `${tag}${p}${unique++}`;
   // Every key of a queue shares its hash tag: SCAN finds them whatever the key schema is.
@@ -61,6 +66,12 @@ function defineOperations({ wg, naive, floor, control, floorSha, pkg = waitgate,
       },
     },
     floor: { run: floorCall },
+    'shaped floor': {
+      run() {
+        const k = queueKeys(`${tag}bench-enter`);
+        return shapedFloorCall([k.waiting, k.tokens, k.active, k.leases, k.meta], fresh('e'), Date.now() + OPERATION_TIMEOUT_MS);
+      },
+    },
   };
 
   // ---------- position: a waiting member polls (10,000 waiting)
@@ -93,6 +104,12 @@ function defineOperations({ wg, naive, floor, control, floorSha, pkg = waitgate,
       },
     },
     floor: { run: floorCall },
+    'shaped floor': {
+      run() {
+        const k = queueKeys(positionName);
+        return shapedFloorCall([k.waiting, k.tokens, k.meta], pick());
+      },
+    },
   };
   const preparePosition = async () => {
     await positionQueue.enter('p-seed');
@@ -353,6 +370,7 @@ export async function runMicro({ url, rounds = 5, roundMs = 700, warmMs = 250, c
         byC[c].ratios = {
           'waitgate/naive': ratio('waitgate', 'naive'),
           'waitgate/floor': ratio('waitgate', 'floor'),
+          ...(get('shaped floor') ? { 'waitgate/shaped floor': ratio('waitgate', 'shaped floor'), 'shaped floor/floor': ratio('shaped floor', 'floor') } : {}),
           ...(get('waitgate positionCache') ? { 'waitgate positionCache/naive': ratio('waitgate positionCache', 'naive'), 'waitgate positionCache/floor': ratio('waitgate positionCache', 'floor') } : {}),
         };
         for (const { label } of extraPackages) {
