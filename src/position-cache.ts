@@ -22,14 +22,31 @@ export interface PositionCacheOptions {
    * Further back, a member who left through another instance is still estimated
    * as WAITING until it would have come below this rank.
    *
-   * An integer, 0–100,000,000. Default: the first polling tier's `belowRank` (0 if
-   * it has none), or ceil(1.25 × (admitBurst + admitRatePerSecond × refreshMs / 1000))
-   * if that is larger: the most members that can be admitted between two snapshot
-   * refreshes plus a margin for the estimate's error, so a member who may have been
-   * admitted since the snapshot was taken is always asked exactly (assuming every
-   * instance runs the same admission options). With the defaults, 100.
+   * An integer, 0–100,000,000. Default: the largest `belowRank` of the polling
+   * tiers (0 with a single tier), or ceil(1.25 × (admitBurst + admitRatePerSecond ×
+   * refreshMs / 1000)) if that is larger. The first term answers every member of the
+   * faster polling tiers exactly; there are at most that many of them, whatever
+   * the crowd, so their lookups are bounded (with the default tiers, at most 100
+   * polls/s at 1 s plus 900 at 3 s: 400 exact lookups/s per queue). The second is
+   * the most members that can be admitted between two snapshot refreshes plus a
+   * margin for the estimate's error, so a member who may have been admitted since
+   * the snapshot was taken is always asked exactly (assuming every instance runs
+   * the same admission options). With the defaults, 1,000.
    */
   exactBelowRank?: number;
+}
+
+/** A point of the line: the entry sequence of the member at a rank. */
+interface Point {
+  rank: number;
+  seq: number;
+}
+
+/** A snapshot as the cache uses it: the store's reply and the points to interpolate between. */
+interface Line {
+  value: QueueSnapshot;
+  /** Strictly increasing in rank and in seq, from the head (rank 0) to the last member; empty when nobody waits. */
+  points: Point[];
 }
 
 interface Remembered {
@@ -40,12 +57,18 @@ interface Remembered {
 
 /**
  * The rank of a waiting member is the number of members with a lower entry
- * sequence. With the line's head and last sequence and its length, that is
- * estimated as (seq − head) × density, density = (length − 1) / (last − head):
- * exact when nobody left the line, and off by how unevenly leavers spread
- * otherwise. A member whose sequence the head has passed (admitted, or gone), a
- * member estimated below `exactBelowRank`, and a member this instance does not
- * know yet are looked up exactly.
+ * sequence. The snapshot carries points of the line, (rank, seq) pairs: the head
+ * (rank 0), ranks 64, 128, 256, … (powers of two) and the last member (see
+ * {@link QueueSnapshot.probes}); a store without probes gives only the head and
+ * the last member. A member's rank is interpolated linearly between the two points
+ * around its sequence: exact at a point and wherever nobody left between the two
+ * points, and otherwise off by how unevenly the members who left between those two
+ * points spread (never by more than their number). Segments double in length,
+ * so from rank 64 on a member at rank r is estimated within a segment no longer
+ * than r: the error relative to the rank is at most the share of members who left
+ * within that one segment, however long the line. A member whose sequence the head has passed (admitted, or
+ * gone), a member estimated below `exactBelowRank`, and a member this instance does
+ * not know yet are looked up exactly.
  *
  * A rank reported to a member who stays never grows: an estimate is at most the
  * last rank reported (estimated or exact). An exact answer is reported as it is.
@@ -56,8 +79,8 @@ export class PositionCache {
   readonly #maxMembers: number;
   readonly #exactBelowRank: number;
   readonly #members = new Map<string, Remembered>();
-  #snapshot: { value: QueueSnapshot; takenAt: number } | null = null;
-  #refreshing: Promise<QueueSnapshot> | null = null;
+  #snapshot: { line: Line; takenAt: number } | null = null;
+  #refreshing: Promise<Line> | null = null;
 
   constructor(load: () => Promise<QueueSnapshot>, options: Required<PositionCacheOptions>) {
     this.#load = load;
@@ -91,13 +114,12 @@ export class PositionCache {
     // Unknown, or last reported below exactBelowRank (ranks only fall while it stays): exact, no snapshot needed.
     const before = this.#members.get(memberId);
     if (!before || before.lastRank < this.#exactBelowRank) return null;
-    const line = await this.#fresh();
+    const { value: line, points } = await this.#fresh();
     // Read after the await: an exact answer that arrived meanwhile replaced the entry (new lastRank).
     const known = this.#members.get(memberId);
     if (!known) return null;
-    if (line.headSeq === null || line.lastSeq === null || known.seq < line.headSeq || known.seq > line.lastSeq) return null;
-    const density = line.totalWaiting <= 1 || line.lastSeq === line.headSeq ? 1 : (line.totalWaiting - 1) / (line.lastSeq - line.headSeq);
-    const estimate = Math.min(line.totalWaiting - 1, Math.max(0, Math.round((known.seq - line.headSeq) * density)));
+    const estimate = interpolate(points, known.seq);
+    if (estimate === null) return null; // not between the head and the last member: admitted, gone, or new to the snapshot
     const rank = Math.min(estimate, known.lastRank);
     // Near the head: possibly admitted since the snapshot, and least accurate. Ask exactly
     // (the caller's exact answer re-learns the sequence and the last rank).
@@ -116,17 +138,63 @@ export class PositionCache {
   }
 
   /** The snapshot, refreshed when older than refreshMs; concurrent polls share one refresh. */
-  async #fresh(): Promise<QueueSnapshot> {
+  async #fresh(): Promise<Line> {
     const now = performance.now();
-    if (this.#snapshot && now - this.#snapshot.takenAt < this.#refreshMs) return this.#snapshot.value;
+    if (this.#snapshot && now - this.#snapshot.takenAt < this.#refreshMs) return this.#snapshot.line;
     this.#refreshing ??= this.#load()
       .then((value) => {
-        this.#snapshot = { value, takenAt: now };
-        return value;
+        const line = { value, points: pointsOf(value) };
+        this.#snapshot = { line, takenAt: now };
+        return line;
       })
       .finally(() => {
         this.#refreshing = null;
       });
     return this.#refreshing;
   }
+}
+
+/**
+ * The points to interpolate between: the head, the store's probes and the last
+ * member, by rank. Probes that are not finite integers within the line, or not
+ * strictly increasing in both rank and sequence, are all ignored (a store's bug
+ * must not skew estimates): then only the head and the last member are used.
+ */
+function pointsOf(line: QueueSnapshot): Point[] {
+  const { headSeq, lastSeq, totalWaiting } = line;
+  if (headSeq === null || lastSeq === null || !(totalWaiting >= 1)) return [];
+  const lastRank = totalWaiting - 1;
+  const ends: Point[] = lastRank === 0 || lastSeq <= headSeq ? [{ rank: 0, seq: headSeq }] : [{ rank: 0, seq: headSeq }, { rank: lastRank, seq: lastSeq }];
+  if (!line.probes || line.probes.length === 0) return ends;
+  const points: Point[] = [ends[0]!];
+  for (const p of [...line.probes, ends[ends.length - 1]!]) {
+    const previous = points[points.length - 1]!;
+    if (p.rank === previous.rank && p.seq === previous.seq) continue; // the head or the last member, given twice
+    const valid = Number.isSafeInteger(p.rank) && Number.isFinite(p.seq) && p.rank > previous.rank && p.rank <= lastRank && p.seq > previous.seq;
+    if (!valid) return ends;
+    points.push({ rank: p.rank, seq: p.seq });
+  }
+  return points;
+}
+
+/**
+ * The rank of a member with sequence `seq`, interpolated between the two points
+ * around it; null when `seq` is before the first point or after the last. Strictly
+ * between two points, so is the rank (members have distinct sequences).
+ */
+function interpolate(points: readonly Point[], seq: number): number | null {
+  if (points.length === 0 || seq < points[0]!.seq || seq > points[points.length - 1]!.seq) return null;
+  // The last point at or before seq.
+  let lo = 0;
+  let hi = points.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (points[mid]!.seq <= seq) lo = mid;
+    else hi = mid - 1;
+  }
+  const a = points[lo]!;
+  const b = points[lo + 1];
+  if (a.seq === seq || b === undefined) return a.rank;
+  const estimate = Math.round(a.rank + ((seq - a.seq) * (b.rank - a.rank)) / (b.seq - a.seq));
+  return Math.max(a.rank, Math.min(b.rank - 1, Math.max(a.rank + 1, estimate)));
 }

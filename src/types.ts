@@ -94,6 +94,18 @@ export interface QueueSnapshot {
   lastSeq: number | null;
   window: AdmissionWindow;
   now: number;
+  /**
+   * Optional: points of the line, read in the same atomic step as the rest: the
+   * entry sequence `seq` of the member at 0-based `rank`, by increasing rank.
+   * `RedisStore` and `MemoryStore` give ranks 0, then 64, 128, 256, … (powers of two
+   * from 64) while below `totalWaiting − 1`, and `totalWaiting − 1`: 13 points at
+   * 100,000 waiting, 16 at 1,000,000. The position cache interpolates a member's
+   * rank between the two probes around its sequence, so members who left only blur
+   * the estimate inside that one segment. Without probes (a custom store), or if
+   * they are not strictly increasing in both rank and sequence, it interpolates
+   * between `headSeq` and `lastSeq` alone.
+   */
+  probes?: ReadonlyArray<{ rank: number; seq: number }>;
 }
 
 /** Arguments of one admission step. */

@@ -48,23 +48,28 @@ describe('WaitingQueue options', () => {
     });
   });
 
-  it('resolves positionCache: true to its documented defaults, exactBelowRank the first tier\'s belowRank', () => {
-    // 1.25 × (burst 50 + 50/s × 0.25 s) = 78.125 → 79, below the first tier's 100.
-    expect(new WaitingQueue({ store, positionCache: true }).config.positionCache).toEqual({ refreshMs: 250, maxMembers: 100_000, exactBelowRank: 100 });
-    expect(new WaitingQueue({ store, positionCache: {} }).config.positionCache).toEqual({ refreshMs: 250, maxMembers: 100_000, exactBelowRank: 100 });
+  it('resolves positionCache: true to its documented defaults, exactBelowRank the largest tier belowRank', () => {
+    // 1.25 × (burst 50 + 50/s × 0.25 s) = 78.125 → 79, below the default tiers' largest belowRank, 1000.
+    expect(new WaitingQueue({ store, positionCache: true }).config.positionCache).toEqual({ refreshMs: 250, maxMembers: 100_000, exactBelowRank: 1000 });
+    expect(new WaitingQueue({ store, positionCache: {} }).config.positionCache).toEqual({ refreshMs: 250, maxMembers: 100_000, exactBelowRank: 1000 });
     expect(new WaitingQueue({ store, positionCache: false }).config.positionCache).toBeNull();
   });
 
   it('defaults exactBelowRank to what can be admitted between two snapshot refreshes, plus 25%, when that is larger', () => {
     const exactBelowRank = (options: Partial<WaitingQueueOptions>) => new WaitingQueue({ store, positionCache: true, ...options }).config.positionCache!.exactBelowRank;
-    // 1.25 × (300 + 300/s × 0.25 s) = 468.75 → 469 > 100.
-    expect(exactBelowRank({ admitRatePerSecond: 300 })).toBe(469);
-    // 1.25 × (20 + 1000/s × 0.05 s) = 87.5 → 88 < 100.
-    expect(exactBelowRank({ admitRatePerSecond: 1000, admitBurst: 20, positionCache: { refreshMs: 50 } })).toBe(100);
+    // 1.25 × (1000 + 1000/s × 0.25 s) = 1562.5 → 1563 > 1000.
+    expect(exactBelowRank({ admitRatePerSecond: 1000 })).toBe(1563);
+    // 1.25 × (300 + 300/s × 0.25 s) = 468.75 → 469 < 1000.
+    expect(exactBelowRank({ admitRatePerSecond: 300 })).toBe(1000);
+    // 1.25 × (20 + 1000/s × 0.05 s) = 87.5 → 88 < 1000.
+    expect(exactBelowRank({ admitRatePerSecond: 1000, admitBurst: 20, positionCache: { refreshMs: 50 } })).toBe(1000);
     // refreshMs counts: 1.25 × (50 + 50/s × 60 s) = 3812.5 → 3813.
     expect(exactBelowRank({ positionCache: { refreshMs: 60_000 } })).toBe(3813);
-    // The first tier's belowRank, whatever the tiers.
+    // The largest belowRank of the tiers (the last finite one), whatever the tiers.
     expect(exactBelowRank({ admitRatePerSecond: 1, pollingIntervals: [{ belowRank: 30, seconds: 1 }, { seconds: 5 }] })).toBe(30);
+    expect(exactBelowRank({ admitRatePerSecond: 1, pollingIntervals: [{ belowRank: 30, seconds: 1 }, { belowRank: 250, seconds: 2 }, { seconds: 5 }] })).toBe(250);
+    // 1.25 × (300 + 75) = 468.75 → 469 > 250.
+    expect(exactBelowRank({ admitRatePerSecond: 300, pollingIntervals: [{ belowRank: 30, seconds: 1 }, { belowRank: 250, seconds: 2 }, { seconds: 5 }] })).toBe(469);
     // A single tier has no belowRank: the admission term alone, 1.25 × (50 + 12.5) → 79.
     expect(exactBelowRank({ pollingIntervals: [{ seconds: 5 }] })).toBe(79);
     // Exactly 12 (1.25 × (3 + 1.1 × 6) = 12), not 13 from float noise (12.000000000000002).

@@ -62,6 +62,17 @@ function sameToken(a: string, b: string): boolean {
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 
+/** The rank probes of lua/queueSnapshot-2.lua: ranks 0, 64, 128, 256, … while below size − 1, and size − 1. */
+function rankProbes(line: WaitingLine): Array<{ rank: number; seq: number }> {
+  const probes: Array<{ rank: number; seq: number }> = [];
+  const lastRank = line.size - 1;
+  if (lastRank < 0) return probes;
+  probes.push({ rank: 0, seq: line.seqAtRank(0)! });
+  for (let rank = 64; rank < lastRank; rank *= 2) probes.push({ rank, seq: line.seqAtRank(rank)! });
+  if (lastRank > 0) probes.push({ rank: lastRank, seq: line.seqAtRank(lastRank)! });
+  return probes;
+}
+
 /**
  * A {@link Store} kept in this process: for tests and single-instance use. Same
  * semantics as `RedisStore`, each operation one synchronous step; time comes from
@@ -185,7 +196,7 @@ export class MemoryStore implements Store {
   async queueSnapshot(queue: string): Promise<QueueSnapshot> {
     const q = this.#queue(queue);
     const { head, last } = q.waiting.ends();
-    return { totalWaiting: q.waiting.size, headSeq: head, lastSeq: last, window: q.window, now: this.#now() };
+    return { totalWaiting: q.waiting.size, headSeq: head, lastSeq: last, window: q.window, now: this.#now(), probes: rankProbes(q.waiting) };
   }
 
   #queue(name: string): QueueState {

@@ -161,7 +161,14 @@ export class RedisStore implements Store {
     const r = await this.#run<Reply>(queue, 'queueSnapshot', [k.waiting, k.meta], []);
     this.#learn(queue, r[8]);
     const seq = (v: string | number | null | undefined) => (v === null || v === undefined ? null : Number(v));
-    return { totalWaiting: Number(r[0]), headSeq: seq(r[1]), lastSeq: seq(r[2]), now: Number(r[3]), window: decodeWindow(r, 4) };
+    return {
+      totalWaiting: Number(r[0]),
+      headSeq: seq(r[1]),
+      lastSeq: seq(r[2]),
+      now: Number(r[3]),
+      window: decodeWindow(r, 4),
+      probes: decodeProbes(r, 9),
+    };
   }
 
   /**
@@ -259,6 +266,13 @@ function decodeSnapshot(r: Reply): MemberSnapshot {
     window: decodeWindow(r, 6),
     seq: r[10] === null || r[10] === undefined ? null : Number(r[10]),
   };
+}
+
+/** The (rank, seq) pairs from `at` to the end of a queueSnapshot reply. */
+function decodeProbes(r: Reply, at: number): Array<{ rank: number; seq: number }> {
+  const probes: Array<{ rank: number; seq: number }> = [];
+  for (let i = at; i + 1 < r.length; i += 2) probes.push({ rank: Number(r[i]), seq: Number(r[i + 1]) });
+  return probes;
 }
 
 function decodeWindow(r: Reply, at: number): AdmissionWindow {

@@ -33,6 +33,12 @@ export class WaitingLine {
     return { head: this.#seqs[this.#head]!, last: this.#seqs[this.#seqs.length - 1]! };
   }
 
+  /** Entry sequence of the member at 0-based `rank`, O(1); null when the line is shorter. */
+  seqAtRank(rank: number): number | null {
+    if (!Number.isInteger(rank) || rank < 0 || rank >= this.size) return null;
+    return this.#seqs[this.#head + rank]!;
+  }
+
   /** 0-based rank, or null when not waiting. */
   rank(member: string): number | null {
     const seq = this.#seqOf.get(member);

@@ -443,14 +443,21 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
         const cached = new WaitingQueue({ store: counted, name, positionCache: { refreshMs: 50 }, ...options });
         const exact = new WaitingQueue({ store, name, ...options, positionCache: false }); // every poll one store call
         const storeCalls = () => [...calls.values()].reduce((a, b) => a + b, 0);
-        return { cached, exact, elapse, storeCalls, calls: (method: string) => calls.get(method) ?? 0, lookedUp };
+        return { store, name, cached, exact, elapse, storeCalls, calls: (method: string) => calls.get(method) ?? 0, lookedUp };
       }
 
       const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `m${from + i}`);
 
+      /** Runs `f` over `items`, `chunk` at a time concurrently (a real Redis pipelines them). */
+      async function inChunks<T, R>(items: readonly T[], f: (item: T) => Promise<R>, chunk = 250): Promise<R[]> {
+        const out: R[] = [];
+        for (let i = 0; i < items.length; i += chunk) out.push(...(await Promise.all(items.slice(i, i + chunk).map(f))));
+        return out;
+      }
+
       it('answers the exact rank and total while nobody leaves, with store calls only for members below exactBelowRank', async () => {
-        const { cached, exact, calls, lookedUp } = await pair();
-        expect(cached.config.positionCache!.exactBelowRank).toBe(100); // the first tier's belowRank
+        const { cached, exact, calls, lookedUp } = await pair({ pollingIntervals: [{ belowRank: 10, seconds: 1 }, { belowRank: 100, seconds: 3 }, { seconds: 5 }] });
+        expect(cached.config.positionCache!.exactBelowRank).toBe(100); // the largest tier belowRank
         for (const id of ids(0, 150)) await exact.enter(id);
         for (const id of ids(0, 150)) await cached.position(id); // learn each member's sequence once
         const [lookupsBefore, snapshotsBefore, started] = [lookedUp.length, calls('queueSnapshot'), performance.now()];
@@ -497,9 +504,8 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
       });
 
       it('keeps the statuses of the exact path (WAITING, READY, NOT_ENTERED) for a mixed set of members', async () => {
-        // refreshMs 60 s: the snapshot taken below never ages in this test; exactBelowRank = the first tier's 100.
-        const { cached, exact } = await pair({ admitRatePerSecond: 0.01, admitBurst: 5, positionCache: { refreshMs: 60_000 } });
-        expect(cached.config.positionCache!.exactBelowRank).toBe(100);
+        // refreshMs 60 s: the snapshot taken below never ages in this test.
+        const { cached, exact } = await pair({ admitRatePerSecond: 0.01, admitBurst: 5, positionCache: { refreshMs: 60_000, exactBelowRank: 100 } });
         for (const id of ids(0, 150)) await cached.enter(id);
         expect(await cached.leave('m120')).toBe(true); // left through this instance
         for (const id of ids(0, 150)) await cached.position(id); // takes the snapshot; ranks 100+ estimated from now on
@@ -528,17 +534,17 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
       });
 
       it('answers ranks below exactBelowRank exactly after members ahead leave', async () => {
-        const { cached, exact } = await pair({ positionCache: { refreshMs: 10 } }); // exactBelowRank 100
+        const { cached, exact } = await pair({ positionCache: { refreshMs: 10, exactBelowRank: 100 } });
         for (const id of ids(0, 300)) await exact.enter(id);
         for (const id of ids(0, 300)) await cached.position(id); // learn
-        for (const id of ids(150, 250)) await exact.leave(id); // unevenly: all from the back half, so density misleads near the head
+        // Unevenly, all between the first two rank probes (0 and 64, now m104), so interpolation misleads there.
+        for (const id of ids(20, 60)) await exact.leave(id);
         await new Promise((r) => setTimeout(r, 20)); // let the snapshot age out
         let exactAnswers = 0;
-        for (const id of [...ids(0, 150), ...ids(250, 300)]) {
+        for (const id of [...ids(0, 20), ...ids(60, 300)]) {
           const [c, e] = [await cached.position(id), await exact.position(id)];
-          // Here every estimate is at most the truth (the leavers are behind these members), so truth < 100 means looked up.
           if (c.rank! < 100 || e.rank! < 100) {
-            expect(c).toEqual(e); // without exactBelowRank: m60 estimated at 40
+            expect(c).toEqual(e); // without exactBelowRank: m60 (rank 20) estimated at 37 (60 × 64/104)
             exactAnswers++;
           } else {
             expect(c.status).toBe('WAITING');
@@ -572,7 +578,7 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
       });
 
       it('estimates ranks closely when members ahead leave, and never moves a member back', async () => {
-        const { cached, exact } = await pair({ admitRatePerSecond: 1000, admitBurst: 20 });
+        const { cached, exact } = await pair({ admitRatePerSecond: 1000, admitBurst: 20, positionCache: { refreshMs: 50, exactBelowRank: 100 } });
         for (let i = 0; i < 300; i++) await exact.enter(`m${i}`);
         await cached.position('m299');
         let last = Number.POSITIVE_INFINITY;
@@ -587,6 +593,61 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
           expect(Math.abs(estimated - truth)).toBeLessThanOrEqual(3);
           last = estimated;
         }
+      });
+
+      it('snapshots carry rank probes: ranks 0, 64, 128, 256, ... below the last, and the last, each with its member\'s sequence', async () => {
+        const { store, name, exact } = await pair();
+        const probesOf = async () => (await store.queueSnapshot!(name)).probes;
+        const seqAt = async (rank: number) => {
+          for (const id of ids(0, 300)) {
+            const s = await store.position(name, id);
+            if (s.status === 'WAITING' && s.rank === rank) return s.seq;
+          }
+          throw new Error(`nobody at rank ${rank}`);
+        };
+        expect(await probesOf()).toEqual([]);
+        await exact.enter('m0');
+        expect((await probesOf())!.map((p) => p.rank)).toEqual([0]);
+        await inChunks(ids(1, 65), (id) => exact.enter(id)); // 65 waiting: the last is rank 64
+        expect((await probesOf())!.map((p) => p.rank)).toEqual([0, 64]);
+        await exact.enter('m65');
+        expect((await probesOf())!.map((p) => p.rank)).toEqual([0, 64, 65]);
+        await inChunks(ids(66, 300), (id) => exact.enter(id));
+        await inChunks(ids(10, 30), (id) => exact.leave(id)); // a gap: probes are ranks, not sequences
+        const probes = (await probesOf())!;
+        expect(probes.map((p) => p.rank)).toEqual([0, 64, 128, 256, 279]);
+        for (const p of probes) expect(p.seq).toBe(await seqAt(p.rank));
+      });
+
+      it('interpolates between rank probes: members who left unevenly skew only their own segment of the line', async () => {
+        // 3,000 waiting; 40% of ranks 100-599 leave (200 members, now between ranks 100 and 400), nobody else.
+        // Interpolating between head and last alone (density 2,799/2,999) would put rank 1,000 at about 1,120 (12% off).
+        const { cached, exact } = await pair({ admitRatePerSecond: 0.01, admitBurst: 1, positionCache: { refreshMs: 10, exactBelowRank: 50 } });
+        const all = ids(0, 3000);
+        await inChunks(all, (id) => exact.enter(id));
+        const learned = new Map((await inChunks(all, (id) => cached.position(id))).map((p, i) => [all[i]!, p.rank!])); // exact: learns each sequence
+        const byRank = all.slice().sort((a, b) => learned.get(a)! - learned.get(b)!);
+        const leavers = new Set(byRank.slice(100, 600).filter((_, i) => i % 5 < 2));
+        await inChunks([...leavers], (id) => exact.leave(id)); // through another instance: this one knows nothing
+        await new Promise((r) => setTimeout(r, 20)); // let the snapshot age out
+
+        const stayers = all.filter((id) => !leavers.has(id));
+        const [c, e] = [await inChunks(stayers, (id) => cached.position(id)), await inChunks(stayers, (id) => exact.position(id))];
+        let worstFrom1000 = 0;
+        for (const [i, truth] of e.entries()) {
+          const got = c[i]!;
+          expect(got.status).toBe('WAITING');
+          expect(got.currentTotalWaitingCount).toBe(2800);
+          // Never moved back: at most the rank this instance reported before the leaves.
+          expect(got.rank!).toBeLessThanOrEqual(learned.get(stayers[i]!)!);
+          if (truth.rank! < 50) expect(got).toEqual(truth); // below exactBelowRank: looked up
+          // From probe rank 512 on no segment holds a leaver: exact, as if nobody had left.
+          if (truth.rank! >= 512) expect(got.rank).toBe(truth.rank);
+          // Elsewhere the error is bounded by the leavers of the member's segment (at most 40% of its length).
+          else expect(Math.abs(got.rank! - truth.rank!)).toBeLessThanOrEqual(Math.ceil(0.4 * Math.max(64, truth.rank!)));
+          if (truth.rank! >= 1000) worstFrom1000 = Math.max(worstFrom1000, Math.abs(got.rank! - truth.rank!) / truth.rank!);
+        }
+        expect(worstFrom1000).toBeLessThanOrEqual(0.01); // the target: within 1% from rank 1,000 (the default exactBelowRank) on
       });
     });
 
