@@ -35,8 +35,6 @@ export function createShop({ queue, db }) {
     next();
   });
 
-  app.use(express.static(join(here, 'public')));
-  app.use('/vendor/waitgate', express.static(clientDir));
   app.use('/queue', queueRoutes(queue, { memberId: shopperOf }));
 
   app.get('/api/products', (_req, res) => {
@@ -72,6 +70,11 @@ export function createShop({ queue, db }) {
   app.get('/api/stats', async (_req, res) => {
     res.set('cache-control', 'no-store').json(await queue.stats());
   });
+
+  // Static files last: a static handler looks on disk (a stat call) for every request
+  // that reaches it, and in a flash crowd nearly every request is a poll.
+  app.use(express.static(join(here, 'public')));
+  app.use('/vendor/waitgate', express.static(clientDir));
 
   return app;
 }
