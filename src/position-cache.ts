@@ -66,9 +66,9 @@ interface Remembered {
  * points spread (never by more than their number). Segments double in length,
  * so from rank 64 on a member at rank r is estimated within a segment no longer
  * than r: the error relative to the rank is at most the share of members who left
- * within that one segment, however long the line. A member whose sequence the head has passed (admitted, or
- * gone), a member estimated below `exactBelowRank`, and a member this instance does
- * not know yet are looked up exactly.
+ * within that one segment, however long the line. A member whose sequence the head
+ * has passed (admitted, or gone), a member estimated below `exactBelowRank`, and a
+ * member this instance does not know yet are looked up exactly.
  *
  * A rank reported to a member who stays never grows: an estimate is at most the
  * last rank reported (estimated or exact). An exact answer is reported as it is.
