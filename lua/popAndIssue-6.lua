@@ -117,13 +117,12 @@ if n > 0 and leftWaiting then
   wc = wc + n
 end
 
+local metaFields = { 'bt', string.format('%.6f', tokens), 'bts', int(refilledAt), 'ws', int(ws), 'wc', wc, 'wp', wp }
 if wf then
-  redis.call('HSET', KEYS[5], 'bt', string.format('%.6f', tokens), 'bts', int(refilledAt),
-    'ws', int(ws), 'wc', wc, 'wp', wp, 'wf', wf)
-else
-  redis.call('HSET', KEYS[5], 'bt', string.format('%.6f', tokens), 'bts', int(refilledAt),
-    'ws', int(ws), 'wc', wc, 'wp', wp)
+  metaFields[#metaFields + 1] = 'wf'
+  metaFields[#metaFields + 1] = wf
 end
+redis.call('HSET', KEYS[5], unpack(metaFields))
 -- ioredis re-sends a call whose reply was lost once it has reconnected: remember the id.
 redis.call('ZADD', KEYS[6], now + ADMIT_ID_MEMORY_MS, admitId)
 return reply

@@ -196,5 +196,5 @@ function interpolate(points: readonly Point[], seq: number): number | null {
   const b = points[lo + 1];
   if (a.seq === seq || b === undefined) return a.rank;
   const estimate = Math.round(a.rank + ((seq - a.seq) * (b.rank - a.rank)) / (b.seq - a.seq));
-  return Math.max(a.rank, Math.min(b.rank - 1, Math.max(a.rank + 1, estimate)));
+  return Math.min(b.rank - 1, Math.max(a.rank + 1, estimate)); // b.rank > a.rank: never below a.rank
 }
