@@ -50,6 +50,7 @@ const config = {
 
 const started = performance.now();
 const redis = await startBenchRedisServer();
+const redisVersion = redisServerVersion();
 const monitor = new Redis(redis.url, { maxRetriesPerRequest: 1 });
 const children = [];
 const killChildren = () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
@@ -68,7 +69,7 @@ const once = (child, type) => new Promise((resolve, reject) => {
 });
 
 try {
-  console.log(`simulate: ${config.shoppers.toLocaleString('en-US')} shoppers over ${config.arrivalSeconds} s; queue ${config.admitRatePerSecond}/s, maxActive ${config.maxActive}; redis-server ${redisServerVersion()} on port ${redis.port}`);
+  console.log(`simulate: ${config.shoppers.toLocaleString('en-US')} shoppers over ${config.arrivalSeconds} s; queue ${config.admitRatePerSecond}/s, maxActive ${config.maxActive}; redis-server ${redisVersion} on port ${redis.port}`);
   const shop = fork(join(here, 'sim', 'shop.mjs'), { cwd: root, env: { ...process.env, REDIS_URL: redis.url, SIM_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.push(shop);
   const { port } = await once(shop, 'ready');
@@ -233,7 +234,7 @@ try {
 
   const result = {
     date: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, redis: redisServerVersion(), loadAverage: os.loadavg().map((v) => Number(v.toFixed(2))) },
+    machine: { cpus: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, redis: redisVersion, loadAverage: os.loadavg().map((v) => Number(v.toFixed(2))) },
     config,
     summary,
     series,

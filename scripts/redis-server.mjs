@@ -45,7 +45,7 @@ export function redisServerVersion() {
  * @returns {boolean}
  */
 export function hasRedisServerBinary() {
-  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+  return redisServerVersion() !== null;
 }
 
 /**
