@@ -67,9 +67,9 @@ function defineOperations({ wg, naive, floor, control, floorSha, pkg = waitgate,
     },
     floor: { run: floorCall },
     'shaped floor': {
+      keys: ((k) => [k.waiting, k.tokens, k.active, k.leases, k.meta])(queueKeys(`${tag}bench-enter`)),
       run() {
-        const k = queueKeys(`${tag}bench-enter`);
-        return shapedFloorCall([k.waiting, k.tokens, k.active, k.leases, k.meta], fresh('e'), Date.now() + OPERATION_TIMEOUT_MS);
+        return shapedFloorCall(this.keys, fresh('e'), Date.now() + OPERATION_TIMEOUT_MS);
       },
     },
   };
@@ -105,9 +105,9 @@ function defineOperations({ wg, naive, floor, control, floorSha, pkg = waitgate,
     },
     floor: { run: floorCall },
     'shaped floor': {
+      keys: ((k) => [k.waiting, k.tokens, k.meta])(queueKeys(positionName)),
       run() {
-        const k = queueKeys(positionName);
-        return shapedFloorCall([k.waiting, k.tokens, k.meta], pick());
+        return shapedFloorCall(this.keys, pick());
       },
     },
   };
