@@ -11,7 +11,8 @@
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
   ARGV[3] presented token   ARGV[4] claim id   ARGV[5] lease (ms)
 
-  Returns { 1, leaseExpiresAtMs } claimed, { 2 } invalid, { 3 } in use, { STATE_LOST }.
+  Returns { 1, leaseExpiresAtMs } claimed, { 2 } invalid, { 3, otherLeaseExpiresAtMs,
+  nowMs } in use (the caller answers when to retry), { STATE_LOST }.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -30,7 +31,7 @@ if not record or deadlineOf(record) <= now then return { 2 } end
 if redis.sha1hex(presented) ~= redis.sha1hex(record.token) then return { 2 } end
 
 if record.claimId == claimId then return { 1, int(record.claimExp) } end
-if record.claimId ~= '' and record.claimExp > now then return { 3 } end
+if record.claimId ~= '' and record.claimExp > now then return { 3, int(record.claimExp), now } end
 
 record.claimId, record.claimExp = claimId, now + lease
 redis.call('HSET', KEYS[1], member, formatRecord(record))

@@ -24,6 +24,7 @@
 --- @include "now"
 --- @include "tokenRecord"
 --- @include "generation"
+--- @include "admissionWindow"
 --- @include "newGeneration"
 --- @include "readPosition"
 
@@ -48,7 +49,7 @@ end
 if record then return readPosition(KEYS[1], member, record, now, meta, gen, expected) end
 
 -- NX: a member already waiting keeps its first sequence (and the candidate is not used).
-local seq = (tonumber(meta[6]) or 0) + 1
+local seq = (tonumber(meta[2]) or 0) + 1
 if redis.call('ZADD', KEYS[1], 'NX', seq, member) == 0 then
   return readPosition(KEYS[1], member, nil, now, meta, gen, expected)
 end

@@ -8,8 +8,8 @@
   KEYS[2] tokens   hash member -> token record
   KEYS[3] active   zset member -> token deadline (ms)
   KEYS[4] leases   zset member -> claim lease expiry (ms)
-  KEYS[5] meta     hash: gen, bt/bts (bucket tokens, refill time), ws/wc/wp/wf
-                   (admission window)
+  KEYS[5] meta     hash: gen, bt/bts (bucket tokens, refill time), the admission
+                   window (lua/includes/admissionWindow.lua)
   KEYS[6] admits   zset admit id -> forget-after (ms): recent admit calls
 
   ARGV[1] generation the caller knows ('' if none)
@@ -17,15 +17,23 @@
   ARGV[5] token TTL (ms)    ARGV[6] admission window length (ms)
   ARGV[7] admit id (a repeated id is a re-sent call: it admits nothing, even when
           other instances admitted in between; else it would issue its tokens twice)
-  ARGV[8..] fresh tokens, one per member that may be admitted
+  ARGV[8..] fresh tokens, one per member that may be admitted: the caller sends
+          about as many as it expects to be admittable, not the whole burst
 
-  Returns { expiresAtMs, activeAfter, generation, member1, member2, ... }; member i
-  got ARGV[7 + i]. Or { STATE_LOST }.
+  Returns { expiresAtMs, activeAfter, generation, admittable, member1, member2, ... };
+  member i got ARGV[7 + i]. admittable: how many this call could have admitted
+  with enough tokens (bucket, burst, maxActive room and members waiting, before
+  it); when it exceeds the tokens sent the caller may call again for the rest.
+  Or { STATE_LOST }.
+
+  Work: bounded by the members admitted (at most the burst, 10,000) and the
+  tokens reaped; a few O(log N) commands otherwise.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
 --- @include "generation"
 --- @include "newGeneration"
+--- @include "admissionWindow"
 
 local FIRST_TOKEN = 8
 local ADMIT_ID_MEMORY_MS = 300000
@@ -58,8 +66,8 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 local active = redis.call('ZCARD', KEYS[3])
 
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
-if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen } end
-local meta = redis.call('HMGET', KEYS[5], 'bt', 'bts', 'ws', 'wc', 'wp', 'wf')
+if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0 } end
+local meta = redis.call('HMGET', KEYS[5], 'bt', 'bts', unpack(WINDOW_FIELDS))
 
 -- Token bucket: a new queue starts full; a clock that stepped back refills nothing.
 local tokens, refilledAt = tonumber(meta[1]), tonumber(meta[2])
@@ -69,17 +77,17 @@ if now > refilledAt then
   refilledAt = now
 end
 
--- How many the bucket, burst, fresh tokens and cap allow; the queue length caps it
--- too, but ZPOPMIN does that for us, so ZCARD is needed only when that many popped.
-local n = math.min(math.floor(tokens + 1e-9), burst, #ARGV - FIRST_TOKEN + 1)
-if maxActive >= 0 then n = math.min(n, maxActive - active) end
-local leftWaiting = false -- whether members still wait after this admit
-local reply = { int(expiresAt), 0, gen }
+-- How many the bucket, burst, cap and queue length allow, then how many of those
+-- the fresh tokens sent cover.
+local waitingBefore = redis.call('ZCARD', KEYS[1])
+local admittable = math.min(math.floor(tokens + 1e-9), burst, waitingBefore)
+if maxActive >= 0 then admittable = math.min(admittable, maxActive - active) end
+admittable = math.max(0, admittable)
+local n = math.min(admittable, #ARGV - FIRST_TOKEN + 1)
+local reply = { int(expiresAt), active + n, gen, admittable }
+local REPLY_MEMBERS_AT = 5
 if n > 0 then
   local popped = redis.call('ZPOPMIN', KEYS[1], n)
-  local allowed = n
-  n = #popped / 2
-  if n == allowed then leftWaiting = redis.call('ZCARD', KEYS[1]) > 0 end
   -- Every record is "<expiresAt>|0||<token>": format the constant part once.
   local prefix = formatRecord({ tokenExp = expiresAt, claimExp = 0, claimId = '', token = '' })
   local score = reply[1]
@@ -92,36 +100,41 @@ if n > 0 then
       fields[f + 1], fields[f + 2] = member, prefix .. ARGV[FIRST_TOKEN - 1 + i]
       scores[f + 1], scores[f + 2] = score, member
       f = f + 2
-      reply[3 + i] = member
+      reply[REPLY_MEMBERS_AT - 1 + i] = member
     end
     redis.call('HSET', KEYS[2], unpack(fields, 1, f))
     redis.call('ZADD', KEYS[3], unpack(scores, 1, f))
   end
   tokens = tokens - n
-else
-  n = 0
 end
-reply[2] = active + n
 
--- Admission window (two fixed windows, read as a sliding one by the caller). Only
--- admissions that left members waiting count: a call that drained the queue shows
--- the demand, not the rate the queue can move at.
-local ws, wc, wp, wf = tonumber(meta[3]) or now, tonumber(meta[4]) or 0, tonumber(meta[5]) or 0, meta[6]
-if now - ws >= 2 * windowMs then
-  ws, wc, wp = now, 0, 0
-elseif now - ws >= windowMs then
-  ws, wc, wp = ws + windowMs, 0, wc
+-- %.17g keeps the bucket's exact double, as MemoryStore does: both stores admit alike
+-- near a whole token.
+local metaFields = { 'bt', string.format('%.17g', tokens), 'bts', int(refilledAt) }
+local function set(field, value)
+  metaFields[#metaFields + 1] = field
+  metaFields[#metaFields + 1] = value
 end
-if n > 0 and leftWaiting then
+-- The admission window (two fixed windows, read as a sliding one by the caller) is
+-- written only when it records: then `wl` dates it. Only admissions that left
+-- members waiting count: a call that drained the queue shows the demand, not the
+-- rate the queue can move at.
+if n > 0 and waitingBefore > n then
+  local ws, wc, wp, wf = tonumber(meta[3]) or now, tonumber(meta[4]) or 0, tonumber(meta[5]) or 0, meta[6]
+  if now - ws >= 2 * windowMs then
+    ws, wc, wp = now, 0, 0
+  elseif now - ws >= windowMs then
+    ws, wc, wp = ws + windowMs, 0, wc
+  end
   if wc == 0 and wp == 0 then wf = int(now) end
-  wc = wc + n
+  set('ws', int(ws))
+  set('wc', wc + n)
+  set('wp', wp)
+  set('wf', wf)
+  set('wl', int(now))
 end
-
-local metaFields = { 'bt', string.format('%.6f', tokens), 'bts', int(refilledAt), 'ws', int(ws), 'wc', wc, 'wp', wp }
-if wf then
-  metaFields[#metaFields + 1] = 'wf'
-  metaFields[#metaFields + 1] = wf
-end
+-- The line moved (or had nobody to move): the wait estimate's stall clock restarts.
+if n > 0 or waitingBefore == 0 then set('mv', int(now)) end
 redis.call('HSET', KEYS[5], unpack(metaFields))
 -- ioredis re-sends a call whose reply was lost once it has reconnected: remember the id.
 redis.call('ZADD', KEYS[6], now + ADMIT_ID_MEMORY_MS, admitId)

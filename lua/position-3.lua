@@ -14,6 +14,7 @@
 --- @include "now"
 --- @include "tokenRecord"
 --- @include "generation"
+--- @include "admissionWindow"
 --- @include "readPosition"
 
 local expected, member = ARGV[1], ARGV[2]

@@ -22,6 +22,7 @@
 ]]
 --- @include "now"
 --- @include "generation"
+--- @include "admissionWindow"
 
 local gen = checkGeneration(KEYS[2], ARGV[1] or '')
 if not gen then return { STATE_LOST } end
@@ -29,9 +30,8 @@ if not gen then return { STATE_LOST } end
 local total = redis.call('ZCARD', KEYS[1])
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-local window = redis.call('HMGET', KEYS[2], 'ws', 'wc', 'wp', 'wf')
-local reply = { total, head[2] or false, last[2] or false, nowMs(),
-                window[1], window[2], window[3], window[4], gen }
+local window = redis.call('HMGET', KEYS[2], unpack(WINDOW_FIELDS))
+local reply = appendWindow({ total, head[2] or false, last[2] or false, nowMs(), gen }, window, 1)
 
 local n = #reply
 local function probe(rank, seq)

@@ -1,11 +1,11 @@
 // The observed admission rate: recorded by the stores, read by the wait estimate.
 
-import type { AdmissionWindow } from './types.js';
+import type { AdmissionWindow } from './store/store.js';
 
 /** Length of one admission window. The observed rate covers the last one to two of them. */
 export const ADMISSION_WINDOW_MS = 10_000;
 
-export const EMPTY_WINDOW: AdmissionWindow = { start: null, current: 0, previous: 0, first: null };
+export const EMPTY_WINDOW: AdmissionWindow = { start: null, current: 0, previous: 0, first: null, last: null, movedAt: null };
 
 /**
  * Moves the window forward to `now` (what `popAndIssue.lua` does in Redis).
@@ -18,12 +18,20 @@ export function rollWindow(window: AdmissionWindow, now: number, windowMs = ADMI
   return { ...window, start };
 }
 
-/** Records `count` admissions at `now` (mirrors `popAndIssue.lua`). */
-export function recordAdmissions(window: AdmissionWindow, count: number, now: number, windowMs = ADMISSION_WINDOW_MS): AdmissionWindow {
-  const rolled = rollWindow(window, now, windowMs);
-  if (count <= 0) return rolled;
-  const first = rolled.current === 0 && rolled.previous === 0 ? now : rolled.first;
-  return { ...rolled, current: rolled.current + count, first };
+/**
+ * One admission step at `now` that admitted `admitted` of `waitingBefore` members
+ * (mirrors `popAndIssue.lua`): the window records the admissions that left members
+ * waiting, and is written only then (`last` dates it); `movedAt` marks that the
+ * line could move (someone admitted, or nobody waiting).
+ */
+export function recordAdmissionStep(window: AdmissionWindow, admitted: number, waitingBefore: number, now: number, windowMs = ADMISSION_WINDOW_MS): AdmissionWindow {
+  let next = window;
+  if (admitted > 0 && waitingBefore > admitted) {
+    const rolled = rollWindow(window, now, windowMs);
+    const first = rolled.current === 0 && rolled.previous === 0 ? now : rolled.first;
+    next = { ...rolled, current: rolled.current + admitted, first, last: now };
+  }
+  return admitted > 0 || waitingBefore === 0 ? { ...next, movedAt: now } : next;
 }
 
 /**

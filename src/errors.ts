@@ -12,11 +12,14 @@ export type EntryTokenErrorCode = 'MISSING' | 'INVALID' | 'IN_USE';
 export class WaitgateError extends Error {
   /** A stable, machine-readable code; the message is for people and may change. */
   readonly code: string;
+  /** The HTTP status this error answers with (see `toHttpResponse`). */
+  readonly statusCode: number;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: string, message: string, options?: { cause?: unknown; statusCode?: number }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
+    this.statusCode = options?.statusCode ?? 500;
     Object.defineProperty(this, BRAND, { value: true });
   }
 }
@@ -24,6 +27,7 @@ export class WaitgateError extends Error {
 /**
  * An option passed to `WaitingQueue`, `RedisStore` or `MemoryStore` is unknown or
  * has a bad value. Code `CONFIG_INVALID`; `option` names the offending option.
+ * A mistake in the server's code, not the client's: HTTP 500.
  */
 export class WaitgateConfigError extends WaitgateError {
   /** Dotted path of the offending option, e.g. `pollingIntervals.1.seconds`. */
@@ -42,28 +46,36 @@ export class WaitgateConfigError extends WaitgateError {
  */
 export class InvalidMemberIdError extends WaitgateError {
   constructor(message: string) {
-    super('INVALID_MEMBER_ID', message);
+    super('INVALID_MEMBER_ID', message, { statusCode: 400 });
   }
 }
 
 /**
  * An entry token cannot be claimed. `code` is `MISSING` (no token given, HTTP 401),
  * `INVALID` (not this member's live token: wrong, expired, consumed or never
- * issued, HTTP 401) or `IN_USE` (claimed by another request's live lease, HTTP 409).
- * The message never contains the token.
+ * issued, HTTP 401) or `IN_USE` (claimed by another request's live lease, HTTP 409,
+ * with `retryAfterSeconds`). The message never contains the token.
  */
 export class EntryTokenError extends WaitgateError {
   declare readonly code: EntryTokenErrorCode;
+  /**
+   * `IN_USE` only: whole seconds until the other request's lease ends, when the store
+   * said (RedisStore and MemoryStore do). By then the token is usable again unless
+   * that request consumed or released it.
+   */
+  readonly retryAfterSeconds: number | null;
 
-  constructor(code: EntryTokenErrorCode) {
-    super(code, ENTRY_TOKEN_MESSAGES[code]);
+  constructor(code: EntryTokenErrorCode, options: { retryAfterSeconds?: number | null } = {}) {
+    super(code, ENTRY_TOKEN_MESSAGES[code], { statusCode: code === 'IN_USE' ? 409 : 401 });
+    this.retryAfterSeconds = code === 'IN_USE' ? (options.retryAfterSeconds ?? null) : null;
   }
 }
 
 const ENTRY_TOKEN_MESSAGES: Record<EntryTokenErrorCode, string> = {
   MISSING: 'No entry token was presented.',
   INVALID: 'The entry token is not valid for this member: wrong, expired, already used or never issued.',
-  IN_USE: 'The entry token is being used by another request; retry when it has finished.',
+  IN_USE:
+    'The entry token is held by another order request, possibly an earlier one of yours that timed out; it is usable again when that request finishes or its lease ends (see Retry-After).',
 };
 
 /**
@@ -73,7 +85,7 @@ const ENTRY_TOKEN_MESSAGES: Record<EntryTokenErrorCode, string> = {
  */
 export class StoreUnavailableError extends WaitgateError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('STORE_UNAVAILABLE', message, options);
+    super('STORE_UNAVAILABLE', message, { cause: options?.cause, statusCode: 503 });
   }
 }
 
@@ -81,15 +93,23 @@ export class StoreUnavailableError extends WaitgateError {
  * The queue's state in Redis vanished or was replaced since this instance last
  * saw it (FLUSHALL, a restart without persistence, another dataset restored), so
  * acting on what is there now could let everyone re-enter as if new. Every call
- * fails closed with this (HTTP 503) until `queue.reinitialize()` is called after
- * an operator has looked. Code `QUEUE_STATE_LOST`; a {@link StoreUnavailableError}.
+ * fails closed with this (HTTP 503, code `QUEUE_STATE_LOST`, no Retry-After) until
+ * an operator has looked and called `queue.reinitialize()` on every instance.
+ *
+ * Not a {@link StoreUnavailableError}: the store answers, and retrying will not
+ * help until someone acts. `queue` names the queue.
  */
-export class QueueStateLostError extends StoreUnavailableError {
-  declare readonly code: string;
+export class QueueStateLostError extends WaitgateError {
+  declare readonly code: 'QUEUE_STATE_LOST';
+  readonly queue: string;
 
   constructor(queue: string) {
-    super(`The state of queue "${queue}" vanished or was replaced in the store; refusing to act on it until reinitialize() is called.`);
-    (this as { code: string }).code = 'QUEUE_STATE_LOST';
+    super(
+      'QUEUE_STATE_LOST',
+      `The state of queue "${queue}" vanished or was replaced in the store (a flush, or a restart without persistence); every call is refused until an operator calls reinitialize().`,
+      { statusCode: 503 },
+    );
+    this.queue = queue;
   }
 }
 

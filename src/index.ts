@@ -1,6 +1,6 @@
 // waitgate: a virtual waiting queue in front of an order API. Core, stores, errors and types.
 
-export { WaitingQueue, type WaitingQueueEvents, type Listener as WaitingQueueListener } from './waiting-queue.js';
+export { WaitingQueue, type WaitingQueueEvents, type RecoveryNotice, type Listener as WaitingQueueListener } from './waiting-queue.js';
 export type { Admitter, AdmitterOptions } from './admitter.js';
 export { RedisStore, type RedisStoreOptions, type RedisClientLike } from './store/redis-store.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
@@ -15,15 +15,12 @@ export {
   type EntryTokenErrorCode,
 } from './errors.js';
 export { normalizeMemberId, type MemberId } from './member-id.js';
+export { toHttpResponse, type HttpErrorResponse, type HttpErrorCode, type ErrorBody } from './http/error-response.js';
 export type { PositionCacheOptions } from './position-cache.js';
 export { DEFAULT_POLLING_INTERVALS, type WaitingQueueOptions, type PollingTier, type QueueConfig } from './options.js';
+export type { Position, PositionStatus, Admission, AdmittedMember, Claim, QueueStats } from './types.js';
+// For custom stores: the Store interface and what it exchanges with WaitingQueue.
 export type {
-  Position,
-  PositionStatus,
-  Admission,
-  AdmittedMember,
-  Claim,
-  QueueStats,
   Store,
   StoreWarning,
   MemberSnapshot,
@@ -36,4 +33,4 @@ export type {
   ConsumeRequest,
   StatsSnapshot,
   QueueSnapshot,
-} from './types.js';
+} from './store/store.js';

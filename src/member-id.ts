@@ -7,6 +7,7 @@ export type MemberId = string | number;
 
 const MAX_LENGTH = 128;
 // C0 and C1 control characters, DEL included.
+// eslint-disable-next-line no-control-regex -- control characters are what it matches
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // A UTF-16 surrogate that is not half of a pair (with the u flag, pairs are one code point).
 // Such a string has no UTF-8 form: Redis would store U+FFFD instead, so two ids would be one member.

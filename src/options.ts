@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { WaitgateConfigError } from './errors.js';
 import type { PositionCacheOptions } from './position-cache.js';
-import type { Store } from './types.js';
+import type { Store } from './store/store.js';
 
 /** One polling tier: members with rank below `belowRank` poll every `seconds`. The last tier has no `belowRank`. */
 export interface PollingTier {

@@ -1,7 +1,7 @@
 // Polling at scale: ranks estimated from a cached entry sequence and a shared snapshot of
 // the line, so a poll costs Redis nothing unless the member is near the head.
 
-import type { MemberSnapshot, QueueSnapshot } from './types.js';
+import type { MemberSnapshot, QueueSnapshot } from './store/store.js';
 
 /** Options of the `positionCache` option of WaitingQueue. */
 export interface PositionCacheOptions {
@@ -104,7 +104,12 @@ export class PositionCache {
     this.#members.delete(memberId);
   }
 
-  /** The line changed through this instance (enter, admit, leave): the next poll takes a new snapshot. */
+  /**
+   * Drops the snapshot (after `reinitialize()`): the next poll takes a new one. Line
+   * changes (enter, admit, leave) do not invalidate it: that would undo the refresh
+   * limit under churn; a snapshot is at most `refreshMs` old, and members admitted or
+   * gone through this instance are forgotten instead.
+   */
   invalidate(): void {
     this.#snapshot = null;
   }
@@ -125,6 +130,9 @@ export class PositionCache {
     // (the caller's exact answer re-learns the sequence and the last rank).
     if (rank < this.#exactBelowRank) return null;
     known.lastRank = rank;
+    // Polled now: to the back of the eviction order (the Map's insertion order is the LRU order).
+    this.#members.delete(memberId);
+    this.#members.set(memberId, known);
     return {
       status: 'WAITING',
       rank,

@@ -1,8 +1,9 @@
 // From a store's raw member snapshot to the Position a client sees: wait estimate and polling tier.
 
-import { observedRate } from './admission-window.js';
+import { ADMISSION_WINDOW_MS, observedRate } from './admission-window.js';
 import type { PollingTier } from './options.js';
-import type { AdmissionWindow, MemberSnapshot, Position } from './types.js';
+import type { AdmissionWindow, MemberSnapshot } from './store/store.js';
+import type { Position } from './types.js';
 
 /** Seconds between polls for a member at `rank` (READY and NOT_ENTERED members use the first tier). */
 export function pollingIntervalFor(rank: number | null, tiers: readonly PollingTier[]): number {
@@ -12,13 +13,46 @@ export function pollingIntervalFor(rank: number | null, tiers: readonly PollingT
 }
 
 /**
- * The admission rate to plan with: the one observed lately, never above the
- * configured rate (bursts do not raise the long-run rate), or the configured
- * rate when nothing was admitted lately.
+ * How long the line may go without moving (no admission while members wait) before
+ * the estimate assumes it slowed down: one admission window, or two admission
+ * intervals at the rate planned with if that is longer.
+ */
+export const STALL_GRACE_MS = ADMISSION_WINDOW_MS;
+
+/**
+ * The admission rate to plan with.
+ *
+ * - The admission rate observed over the last window (never above the configured
+ *   rate: bursts do not raise the long-run rate), read no later than one grace after
+ *   the last recorded admission, or the configured rate before any admission was
+ *   recorded. Between admissions it only falls.
+ * - While the line is stalled (nothing admitted while members wait, e.g.
+ *   `maxActive` is full and nobody orders, or no admitter runs) for longer than the
+ *   grace, that rate is scaled by grace ÷ stalled time: the longer the stall, the
+ *   slower the line is assumed to be, so a waiting member's estimate only grows
+ *   while nothing moves, and never shrinks until the line moves again.
  */
 export function effectiveAdmissionRate(window: AdmissionWindow, now: number, configuredRate: number): number {
-  const observed = observedRate(window, now);
-  return observed > 0 ? Math.min(observed, configuredRate) : configuredRate;
+  // The window read at `now`, but no later than one grace after its last admission: from
+  // then on the stall rule below takes over (a custom store without `last` reads it at `now`).
+  const observed =
+    window.last === undefined ? observedRate(window, now) : window.last === null ? 0 : observedRate(window, Math.min(now, window.last + STALL_GRACE_MS));
+  let rate = observed > 0 ? Math.min(observed, configuredRate) : configuredRate;
+  if (window.movedAt !== undefined && window.movedAt !== null) {
+    const grace = Math.max(STALL_GRACE_MS, 2000 / rate);
+    const stalledMs = now - window.movedAt;
+    if (stalledMs > grace) rate *= grace / stalledMs;
+  }
+  return rate;
+}
+
+/**
+ * Seconds until a member at `rank` is admitted: rank ÷ rate, rounded up, and at
+ * least 1 — the head of the line (rank 0) waits for the next admission step, so
+ * it is never told it waits 0 seconds.
+ */
+export function estimateWaitSeconds(rank: number, rate: number): number {
+  return Math.max(1, Math.ceil(rank / rate));
 }
 
 /** Builds the public Position from a store snapshot. */
@@ -30,8 +64,7 @@ export function buildPosition(snapshot: MemberSnapshot, configuredRate: number, 
     status: snapshot.status,
     rank,
     currentTotalWaitingCount: snapshot.totalWaiting,
-    estimatedWaitSeconds:
-      rank === null ? null : Math.ceil(rank / effectiveAdmissionRate(snapshot.window, snapshot.now, configuredRate)),
+    estimatedWaitSeconds: rank === null ? null : estimateWaitSeconds(rank, effectiveAdmissionRate(snapshot.window, snapshot.now, configuredRate)),
     pollingIntervalSeconds: pollingIntervalFor(rank, tiers),
     entryToken: ready ? snapshot.entryToken : null,
     entryTokenExpiresAt: ready ? snapshot.entryTokenExpiresAt : null,

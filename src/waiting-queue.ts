@@ -2,15 +2,16 @@
 
 import { EventEmitter } from 'node:events';
 import { ADMISSION_WINDOW_MS, observedRate } from './admission-window.js';
-import { startTimer, type Admitter, type AdmitterOptions } from './admitter.js';
-import { EntryTokenError, WaitgateConfigError } from './errors.js';
+import { parseAdmitterOptions, startTimer, type Admitter, type AdmitterOptions } from './admitter.js';
+import { EntryTokenError, isWaitgateError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache } from './position-cache.js';
 import { buildPosition } from './position.js';
 import { withTimeout } from './store/with-timeout.js';
 import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
-import type { Admission, AdmittedMember, Claim, Position, PositionStatus, QueueStats, Store, StoreWarning } from './types.js';
+import type { Store, StoreWarning } from './store/store.js';
+import type { Admission, AdmittedMember, Claim, Position, PositionStatus, QueueStats } from './types.js';
 
 /** Events of a {@link WaitingQueue} and their listener arguments. */
 export interface WaitingQueueEvents {
@@ -20,7 +21,32 @@ export interface WaitingQueueEvents {
   error: [error: Error];
   /** A set-up problem of the store that can lose members, e.g. a Redis eviction policy other than noeviction. Once per queue. */
   warning: [warning: StoreWarning];
+  /**
+   * The admitter works again after failing: the end of an incident whose first error
+   * was reported. Without a listener it goes to `process.emitWarning`.
+   */
+  recovered: [notice: RecoveryNotice];
 }
+
+/** Payload of the `recovered` event. */
+export interface RecoveryNotice {
+  /** What recovered. */
+  source: 'admitter';
+  /** Calls that failed during the incident (only the first, and any of another kind, were reported). */
+  failedCalls: number;
+  /** From the first failure to the recovery, ms. */
+  durationMs: number;
+}
+
+/**
+ * The queue's reporter of background errors, for waitgate's own adapters (a symbol,
+ * so it is not part of the public API, and shared by every copy of the package).
+ * @internal
+ */
+export const REPORT_ERROR: unique symbol = Symbol.for('waitgate.reportError') as never;
+
+/** Fresh tokens sent with an admit step when nothing suggests more can be admitted. */
+const MIN_ADMIT_TOKENS = 16;
 
 /** A listener of the {@link WaitingQueue} event `E`, called with that event's arguments. */
 export type Listener<E extends keyof WaitingQueueEvents> = (...args: WaitingQueueEvents[E]) => void;
@@ -47,6 +73,8 @@ export class WaitingQueue {
   readonly #events = new EventEmitter();
   readonly #cache: PositionCache | null;
   #checkedStore = false;
+  /** What the last admission step found admittable: the next one sends about that many tokens. */
+  #lastAdmittable = 0;
 
   /** @throws {@link WaitgateConfigError} naming an unknown or bad option. */
   constructor(options: WaitingQueueOptions) {
@@ -73,7 +101,8 @@ export class WaitingQueue {
     const id = normalizeMemberId(memberId);
     const notAfter = performance.now() + this.#config.operationTimeoutMs;
     const snapshot = await this.#call('enter', (s) => s.enter(this.name, id, { notAfter }));
-    this.#cache?.invalidate();
+    // No invalidation of the snapshot: a new member is behind everyone it shows, and the
+    // snapshot's refresh limit must hold under the arrival surge (it is at most refreshMs old).
     this.#cache?.remember(id, snapshot);
     return this.#position(snapshot);
   }
@@ -108,11 +137,35 @@ export class WaitingQueue {
    * Admits from the head of the queue, in FIFO order, as many as the shared token
    * bucket, `admitBurst`, `maxActive` and the queue length allow, and issues each a
    * token. Emits `admitted` when any member was admitted.
+   *
+   * Its work follows what can be admitted, not `admitBurst`: a step is sent with about
+   * as many fresh tokens as the last step found admittable (at least 16); when the
+   * store finds more admittable, a second step is sent at once with exactly that many.
    * @throws {@link StoreUnavailableError} (a repeat is safe: it can never exceed the bucket).
    */
   async admit(): Promise<Admission[]> {
     const c = this.#config;
-    const tokens = Array.from({ length: c.admitBurst }, newEntryToken);
+    const first = await this.#admitStep(Math.min(c.admitBurst, Math.max(MIN_ADMIT_TOKENS, Math.ceil(this.#lastAdmittable * 1.25))));
+    let result = first;
+    // A custom store that does not say what was admittable gets the whole burst each time, as before.
+    this.#lastAdmittable = first.admittable ?? c.admitBurst;
+    const more = (first.admittable ?? 0) - first.admitted.length;
+    if (more > 0) {
+      const second = await this.#admitStep(more);
+      result = { ...second, admitted: [...first.admitted, ...second.admitted] };
+    }
+    const admissions = result.admitted.map((a) => ({ memberId: a.memberId, entryToken: a.entryToken, expiresAt: a.expiresAt }));
+    if (admissions.length > 0) {
+      for (const a of admissions) this.#cache?.forget(a.memberId);
+      this.#events.emit('admitted', admissions.map(({ memberId, expiresAt }) => ({ memberId, expiresAt })));
+    }
+    return admissions;
+  }
+
+  /** One admission step with `count` fresh tokens. */
+  async #admitStep(count: number) {
+    const c = this.#config;
+    const tokens = Array.from({ length: count }, newEntryToken);
     const result = await this.#call('admit', (s) =>
       s.admit(this.name, {
         ratePerSecond: c.admitRatePerSecond,
@@ -124,29 +177,36 @@ export class WaitingQueue {
         tokens,
       }),
     );
-    const admissions = result.admitted.map((a) => ({ memberId: a.memberId, entryToken: a.entryToken, expiresAt: result.expiresAt }));
-    if (admissions.length > 0) {
-      this.#cache?.invalidate();
-      for (const a of admissions) this.#cache?.forget(a.memberId);
-      this.#events.emit('admitted', admissions.map(({ memberId, expiresAt }) => ({ memberId, expiresAt })));
-    }
-    return admissions;
+    return {
+      admittable: result.admittable,
+      admitted: result.admitted.map((a) => ({ ...a, expiresAt: result.expiresAt })),
+    };
   }
 
   /**
-   * Calls `admit()` every `intervalMs` on an unref'd timer. Errors are emitted as
-   * `error` events, never thrown out of the timer. Safe to run on every instance.
+   * Calls `admit()` every `intervalMs` (default 1000) at a fixed rate, on an unref'd
+   * timer. Safe to run on every instance. Errors never leave the timer: the first of
+   * an incident (and the first of another kind) is emitted as an `error` event, the
+   * rest are counted, and the end of the incident is a `recovered` event.
+   * @throws {@link WaitgateConfigError} for an unknown or bad option (e.g. `interval`).
    */
   startAdmitter(options: AdmitterOptions = {}): Admitter {
-    const intervalMs = options.intervalMs ?? 1000;
-    if (!Number.isFinite(intervalMs) || intervalMs < 1) {
-      throw new WaitgateConfigError('intervalMs', 'must be a number of milliseconds >= 1');
-    }
+    const { intervalMs } = parseAdmitterOptions(options);
+    let incident: { since: number; failedCalls: number; lastCode: string } | null = null;
     return startTimer(async () => {
       try {
         await this.admit();
-      } catch (error) {
-        this.reportError(error instanceof Error ? error : new Error(String(error)));
+        if (incident) {
+          this.#recovered({ source: 'admitter', failedCalls: incident.failedCalls, durationMs: Date.now() - incident.since });
+          incident = null;
+        }
+      } catch (caught) {
+        const error = caught instanceof Error ? caught : new Error(String(caught));
+        const code = isWaitgateError(error) ? error.code : error.name;
+        incident ??= { since: Date.now(), failedCalls: 0, lastCode: '' };
+        incident.failedCalls++;
+        if (incident.lastCode !== code) this[REPORT_ERROR](error);
+        incident.lastCode = code;
       }
     }, intervalMs);
   }
@@ -164,6 +224,11 @@ export class WaitingQueue {
     if (typeof token !== 'string' || !hasTokenShape(token)) throw new EntryTokenError('INVALID');
     const claimId = newClaimId();
     const result = await this.#call('claim', (s) => s.claim(this.name, { memberId: id, token, claimId, leaseMs: this.#config.claimTtlMs }));
+    if (result.status === 'IN_USE') {
+      const { leaseExpiresAt, now } = result;
+      const retryAfterSeconds = leaseExpiresAt !== undefined && now !== undefined ? Math.max(1, Math.ceil((leaseExpiresAt - now) / 1000)) : null;
+      throw new EntryTokenError('IN_USE', { retryAfterSeconds });
+    }
     if (result.status !== 'CLAIMED') throw new EntryTokenError(result.status);
     return { memberId: id, claimId, tokenId: tokenIdOf(token), expiresAt: result.expiresAt };
   }
@@ -200,7 +265,6 @@ export class WaitingQueue {
     const id = normalizeMemberId(memberId);
     const left = await this.#call('leave', (s) => s.leave(this.name, id));
     this.#cache?.forget(id);
-    this.#cache?.invalidate();
     return left;
   }
 
@@ -276,9 +340,15 @@ export class WaitingQueue {
    * Reports an error of background work (the admitter, an adapter's retried
    * consume) as an `error` event, or as a process warning when nobody listens.
    * Never throws.
+   * @internal
    */
-  reportError(error: Error): void {
+  [REPORT_ERROR](error: Error): void {
     if (this.#events.listenerCount('error') > 0) this.#events.emit('error', error);
     else process.emitWarning(`waitgate: ${error.message}`, { code: 'WAITGATE_BACKGROUND_ERROR' });
+  }
+
+  #recovered(notice: RecoveryNotice): void {
+    if (this.#events.listenerCount('recovered') > 0) this.#events.emit('recovered', notice);
+    else process.emitWarning(`waitgate: the ${notice.source} works again after ${notice.failedCalls} failed calls (${Math.round(notice.durationMs / 1000)} s)`, { code: 'WAITGATE_RECOVERED' });
   }
 }

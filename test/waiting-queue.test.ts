@@ -1,7 +1,7 @@
 // WaitingQueue around any Store: bounded calls, error mapping, the admitter, events.
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryStore, StoreUnavailableError, WaitingQueue, type Store, type StoreWarning } from '../src/index.js';
+import { MemoryStore, StoreUnavailableError, WaitingQueue, type RecoveryNotice, type Store, type StoreWarning } from '../src/index.js';
 import { sleep } from './support/unique.js';
 
 /** A store whose every method hangs until released, or fails, as a test wants. */
@@ -67,8 +67,8 @@ describe('admitter', () => {
     expect(admitted).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5']);
   });
 
-  it('emits store errors as error events and keeps running', async () => {
-    let failures = 2;
+  it('emits the first store error of an incident, keeps running, and reports the recovery', async () => {
+    let failures = 5;
     const memory = new MemoryStore();
     const store: Store = {
       ...bind(memory),
@@ -78,12 +78,16 @@ describe('admitter', () => {
     await queue.enter('alice');
     const errors: Error[] = [];
     queue.on('error', (e) => errors.push(e));
+    const recoveries: RecoveryNotice[] = [];
+    queue.on('recovered', (notice) => recoveries.push(notice));
     const admitted = new Promise((resolve) => queue.once('admitted', resolve));
     const admitter = queue.startAdmitter({ intervalMs: 5 });
     await admitted;
     await admitter.stop();
-    expect(errors).toHaveLength(2);
+    // One incident, one error (not one per tick), then one recovery notice.
+    expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(StoreUnavailableError);
+    expect(recoveries).toEqual([{ source: 'admitter', failedCalls: 5, durationMs: expect.any(Number) }]);
   });
 
   it('turns errors into a process warning, never a crash, when nobody listens', async () => {
@@ -96,8 +100,15 @@ describe('admitter', () => {
   });
 
   it('stops cleanly before its first call', async () => {
-    const queue = new WaitingQueue({ store: brokenStore('hang'), operationTimeoutMs: 20 });
-    await queue.startAdmitter().stop();
+    const store = brokenStore('hang');
+    const admit = vi.spyOn(store, 'admit');
+    const queue = new WaitingQueue({ store, operationTimeoutMs: 20 });
+    const errors: Error[] = [];
+    queue.on('error', (e) => errors.push(e));
+    await queue.startAdmitter({ intervalMs: 5 }).stop();
+    await sleep(60); // past the first tick (0 ms) and several intervals: the timer is gone, not merely late
+    expect(admit).not.toHaveBeenCalled();
+    expect(errors).toEqual([]);
   });
 });
 

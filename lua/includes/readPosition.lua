@@ -2,22 +2,23 @@
 -- member is READY, never NOT_ENTERED. An expired record that has not been reaped
 -- yet reads as absent.
 --
--- The meta fields a position needs, in one HMGET:
---   [1] gen  [2..5] ws, wc, wp, wf (admission window)  [6] seq (last entry sequence)
+-- The meta fields a position needs, in one HMGET (needs the admissionWindow include):
+--   [1] gen  [2] seq (last entry sequence)  [3..8] the admission window
+local META_WINDOW_AT = 3
 local function readMeta(metaKey)
-  return redis.call('HMGET', metaKey, 'gen', 'ws', 'wc', 'wp', 'wf', 'seq')
+  return redis.call('HMGET', metaKey, 'gen', 'seq', unpack(WINDOW_FIELDS))
 end
 
 -- Reply: { status (0 NOT_ENTERED | 1 WAITING | 2 READY), rank|false, total,
---          token|false, tokenExpMs|false, nowMs, windowStart, windowCurrent,
---          windowPrevious, windowFirst, entrySeq|false, generation|false }
+--          token|false, tokenExpMs|false, nowMs, entrySeq|false, generation|false,
+--          then the six window values (admissionWindow.lua) }
 -- The generation is sent only when the caller does not know it yet (`expected`
 -- differs): a reply is smaller on the hot path, and the caller keeps the one it knows.
 local function positionReply(status, rank, total, record, now, meta, seq, gen, expected)
   local token, tokenExp = false, false
   if record then token, tokenExp = record.token, record.tokenExp end
   if gen == expected then gen = false end
-  return { status, rank, total, token, tokenExp, now, meta[2], meta[3], meta[4], meta[5], seq, gen }
+  return appendWindow({ status, rank, total, token, tokenExp, now, seq, gen }, meta, META_WINDOW_AT)
 end
 
 -- The position of a member whose live token record (or nil) was already read.

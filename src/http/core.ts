@@ -3,14 +3,16 @@
 
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { WaitgateConfigError, isWaitgateError } from '../errors.js';
+import { WaitgateConfigError } from '../errors.js';
 import type { MemberId } from '../member-id.js';
 import { parseStrict } from '../options.js';
 import type { Position } from '../types.js';
-import type { WaitingQueue } from '../waiting-queue.js';
+import { REPORT_ERROR, type WaitingQueue } from '../waiting-queue.js';
 import { createEntry, type Entry } from './entry.js';
+import { NO_STORE, errorResponse, toHttpResponse, type ErrorBody } from './error-response.js';
 
-export type { Entry } from './entry.js';
+export type { Entry, SettleOutcome, SettleState } from './entry.js';
+export { toHttpResponse, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorBody, type HttpErrorCode, type HttpErrorResponse } from './error-response.js';
 
 /** An HTTP answer, independent of any framework. */
 export interface HttpResult {
@@ -19,20 +21,6 @@ export interface HttpResult {
   /** A Position, an error body, or undefined (204). */
   body?: Position | ErrorBody;
 }
-
-/** The body of every error answer. */
-export interface ErrorBody {
-  error: { code: HttpErrorCode; message: string };
-}
-
-/** Body codes of error answers. */
-export type HttpErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'INVALID_MEMBER_ID'
-  | 'ENTRY_TOKEN_MISSING'
-  | 'ENTRY_TOKEN_INVALID'
-  | 'ENTRY_TOKEN_IN_USE'
-  | 'STORE_UNAVAILABLE';
 
 /** Returns the authenticated member of a request, or undefined/null when there is none (401). */
 export type MemberIdResolver<Req> = (req: Req) => MemberId | null | undefined | Promise<MemberId | null | undefined>;
@@ -73,16 +61,12 @@ export const QUEUE_ROUTES = [
 
 export type QueueAction = (typeof QUEUE_ROUTES)[number]['action'];
 
-/** Seconds a client should wait after a 503 before trying again. */
-export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
-
-const NO_STORE = { 'cache-control': 'no-store' } as const;
 
 const resolver = z.custom<MemberIdResolver<unknown>>((f) => typeof f === 'function', 'must be a function (req) => member id | undefined');
 // Duck-typed rather than instanceof: the ESM and CJS builds each have their own WaitingQueue class.
-const QUEUE_METHODS = ['enter', 'position', 'leave', 'claim', 'consume', 'release', 'reportError'] as const;
+const QUEUE_METHODS = ['enter', 'position', 'leave', 'claim', 'consume', 'release', REPORT_ERROR] as const;
 const queueSchema = z.custom<WaitingQueue>(
-  (q) => typeof q === 'object' && q !== null && QUEUE_METHODS.every((m) => typeof (q as Record<string, unknown>)[m] === 'function'),
+  (q) => typeof q === 'object' && q !== null && QUEUE_METHODS.every((m) => typeof (q as Record<PropertyKey, unknown>)[m] === 'function'),
   'must be a WaitingQueue',
 );
 const routesSchema = z.strictObject({ memberId: resolver });
@@ -127,34 +111,7 @@ export function positionResult(position: Position): HttpResult {
   return { status: 200, headers, body: position };
 }
 
-/** The error answer for a waitgate error, or null for anything else (left to the framework). */
-export function errorResult(error: unknown): HttpResult | null {
-  // By code, not instanceof: errors from another copy of waitgate (ESM next to CJS) map the same.
-  if (!isWaitgateError(error)) return null;
-  switch (error.code) {
-    case 'INVALID_MEMBER_ID':
-      return failure(400, 'INVALID_MEMBER_ID', error.message);
-    case 'MISSING':
-      return failure(401, 'ENTRY_TOKEN_MISSING', error.message);
-    case 'INVALID':
-      return failure(401, 'ENTRY_TOKEN_INVALID', error.message);
-    case 'IN_USE':
-      return failure(409, 'ENTRY_TOKEN_IN_USE', error.message);
-    case 'STORE_UNAVAILABLE':
-    case 'QUEUE_STATE_LOST':
-      return failure(503, 'STORE_UNAVAILABLE', 'The waiting queue is unavailable right now; try again shortly.', {
-        'retry-after': String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS),
-      });
-    default:
-      return null;
-  }
-}
-
-function failure(status: number, code: HttpErrorCode, message: string, headers: Record<string, string> = {}): HttpResult {
-  return { status, headers: { ...NO_STORE, ...headers }, body: { error: { code, message } } };
-}
-
-const UNAUTHENTICATED = () => failure(401, 'UNAUTHENTICATED', 'Sign in to join the queue.');
+const UNAUTHENTICATED = () => errorResponse(401, 'UNAUTHENTICATED', 'Sign in to join the queue.');
 
 /**
  * Runs one queue route for a resolved member (the value `memberId(req)` returned).
@@ -170,7 +127,7 @@ export async function runQueueRoute(queue: WaitingQueue, action: QueueAction, me
     }
     return positionResult(action === 'enter' ? await queue.enter(id) : await queue.position(id));
   } catch (error) {
-    const result = errorResult(error);
+    const result = toHttpResponse(error);
     if (result) return result;
     throw error;
   }
@@ -195,9 +152,9 @@ export async function runGuard<Req>(
     const claim = await queue.claim(member as MemberId, token?.trim());
     return { kind: 'entry', entry: createEntry(queue, claim) };
   } catch (error) {
-    const result = errorResult(error);
+    const result = toHttpResponse(error);
     if (!result) throw error;
-    if (result.status === 503 && options.onStoreUnavailable === 'fail-open') return { kind: 'open' };
+    if (result.body.error.code === 'STORE_UNAVAILABLE' && options.onStoreUnavailable === 'fail-open') return { kind: 'open' };
     return { kind: 'respond', result };
   }
 }

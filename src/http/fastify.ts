@@ -53,6 +53,9 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
   const q = parseQueue(queue);
   const { memberId } = parseRoutesOptions({ memberId: resolver, ...rest });
   const base = normalizePrefix(prefix);
+  // Declare request.entry (set by requireEntryToken) up front, as Fastify wants of every
+  // request property, so requests keep one shape. Once, however many queues are registered.
+  if (!app.hasRequestDecorator('entry')) app.decorateRequest('entry', undefined);
   for (const route of QUEUE_ROUTES) {
     app.route({
       method: route.method,

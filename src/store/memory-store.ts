@@ -2,7 +2,7 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { EMPTY_WINDOW, recordAdmissions } from '../admission-window.js';
+import { EMPTY_WINDOW, recordAdmissionStep } from '../admission-window.js';
 import { parseStrict } from '../options.js';
 import type {
   AdmissionWindow,
@@ -16,7 +16,7 @@ import type {
   SettleRequest,
   StatsSnapshot,
   Store,
-} from '../types.js';
+} from './store.js';
 import { WaitingLine } from './waiting-line.js';
 
 /** Options of {@link MemoryStore}. */
@@ -114,18 +114,19 @@ export class MemoryStore implements Store {
     for (const [member, record] of q.tokens) if (deadlineOf(record) <= now) q.tokens.delete(member);
     const active = q.tokens.size;
     for (const [id, forgetAt] of q.recentAdmits) if (forgetAt <= now) q.recentAdmits.delete(id);
-    if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [] };
+    if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [], admittable: 0 };
 
     const bucket = q.bucket ?? { tokens: request.burst, refilledAt: now };
     if (now > bucket.refilledAt) {
       bucket.tokens = Math.min(request.burst, bucket.tokens + ((now - bucket.refilledAt) * request.ratePerSecond) / 1000);
       bucket.refilledAt = now;
     }
-    let n = Math.min(Math.floor(bucket.tokens + 1e-9), request.burst, request.tokens.length, q.waiting.size);
-    if (request.maxActive !== null) n = Math.min(n, request.maxActive - active);
-    n = Math.max(0, n);
-
     const waitingBefore = q.waiting.size;
+    let admittable = Math.min(Math.floor(bucket.tokens + 1e-9), request.burst, waitingBefore);
+    if (request.maxActive !== null) admittable = Math.min(admittable, request.maxActive - active);
+    admittable = Math.max(0, admittable);
+    const n = Math.min(admittable, request.tokens.length);
+
     const admitted = q.waiting.shift(n).map((memberId, i) => {
       const entryToken = request.tokens[i]!;
       q.tokens.set(memberId, { token: entryToken, tokenExp: expiresAt, claimId: null, claimExp: 0 });
@@ -133,10 +134,9 @@ export class MemoryStore implements Store {
     });
     bucket.tokens -= n;
     q.bucket = bucket;
-    // Only admissions that left members waiting show the rate the queue moves at.
-    q.window = recordAdmissions(q.window, waitingBefore > n ? n : 0, now, request.windowMs);
+    q.window = recordAdmissionStep(q.window, n, waitingBefore, now, request.windowMs);
     q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
-    return { expiresAt, active: active + n, admitted };
+    return { expiresAt, active: active + n, admitted, admittable };
   }
 
   async claim(queue: string, request: ClaimRequest): Promise<ClaimResult> {
@@ -145,7 +145,7 @@ export class MemoryStore implements Store {
     const record = q.tokens.get(request.memberId);
     if (!record || deadlineOf(record) <= now || !sameToken(request.token, record.token)) return { status: 'INVALID' };
     if (record.claimId === request.claimId) return { status: 'CLAIMED', expiresAt: record.claimExp };
-    if (record.claimId !== null && record.claimExp > now) return { status: 'IN_USE' };
+    if (record.claimId !== null && record.claimExp > now) return { status: 'IN_USE', leaseExpiresAt: record.claimExp, now };
     record.claimId = request.claimId;
     record.claimExp = now + request.leaseMs;
     return { status: 'CLAIMED', expiresAt: record.claimExp };

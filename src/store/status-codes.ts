@@ -2,7 +2,8 @@
 // through these tables; MemoryStore produces the decoded values directly, so both
 // stores hand WaitingQueue the same results and it throws the same errors.
 
-import type { ClaimResult, PositionStatus } from '../types.js';
+import type { PositionStatus } from '../types.js';
+import type { ClaimResult } from './store.js';
 
 /** readPosition.lua: reply[1]. */
 export const POSITION_STATUS: Readonly<Record<number, PositionStatus>> = { 0: 'NOT_ENTERED', 1: 'WAITING', 2: 'READY' };

@@ -9,6 +9,11 @@ import { uniqueName } from '../support/unique.js';
 export interface StoreHarness {
   /** A fresh store; `elapse` lets at least `ms` pass on the store's clock. */
   create(): Promise<{ store: Store; elapse(ms: number): Promise<void> }>;
+  /**
+   * The store is deliberately not atomic (test/support/racy-store.ts): every concurrency
+   * test must then fail on an assertion, which shows it can catch operations that interleave.
+   */
+  nonAtomic?: boolean;
 }
 
 export function describeStoreContract(label: string, harness: StoreHarness): void {
@@ -35,6 +40,18 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
     expect((error as EntryTokenError).code).toBe(code);
   }
 
+  /** A test of concurrent calls: it passes on an atomic store, and must fail on a non-atomic one. */
+  function concurrent(name: string, test: () => Promise<void>) {
+    if (!harness.nonAtomic) return it(name, test);
+    return it(`${name} (must fail on this non-atomic store)`, async () => {
+      const error = await test().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error, 'the concurrency test passed on a store whose operations interleave').toMatchObject({ name: 'AssertionError' });
+    });
+  }
+
   describe(`store contract: ${label}`, () => {
     describe('enter', () => {
       it('puts the first member at rank 0 of 1, the second at rank 1', async () => {
@@ -43,7 +60,7 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
           status: 'WAITING',
           rank: 0,
           currentTotalWaitingCount: 1,
-          estimatedWaitSeconds: 0,
+          estimatedWaitSeconds: 1, // the head waits for the next admission step: never 0
           pollingIntervalSeconds: 1,
           entryToken: null,
           entryTokenExpiresAt: null,
@@ -79,14 +96,20 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
         expect((await queue.stats()).waiting).toBe(0);
       });
 
-      it('makes exactly one entry of 200 concurrent enters of one member', async () => {
+      concurrent('makes exactly one entry of 200 concurrent enters of one member, who keeps one rank while others join', async () => {
         const { queue } = await setup();
-        const results = await Promise.all(Array.from({ length: 200 }, () => queue.enter('same')));
-        expect(new Set(results.map((r) => r.rank))).toEqual(new Set([0]));
-        expect((await queue.stats()).waiting).toBe(1);
+        await queue.enter('first');
+        // 'same' enters 200 times among 100 other members entering: alone in the line, a member
+        // re-added on each enter would still be at rank 0; here it would move back behind the others.
+        const ids = Array.from({ length: 300 }, (_, i) => (i % 3 === 2 ? `other${i}` : 'same'));
+        const results = await Promise.all(ids.map((id) => queue.enter(id)));
+        const ranks = new Set(results.filter((_, i) => ids[i] === 'same').map((r) => r.rank));
+        expect(ranks.size).toBe(1);
+        expect(await queue.position('same')).toMatchObject({ status: 'WAITING', rank: [...ranks][0] });
+        expect((await queue.stats()).waiting).toBe(102);
       });
 
-      it('gives 1,000 concurrent distinct members the ranks 0…999, each once', async () => {
+      concurrent('gives 1,000 concurrent distinct members the ranks 0…999, each once', async () => {
         const { queue } = await setup();
         const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => queue.enter(`m${i}`)));
         const ranks = results.map((r) => r.rank!).sort((a, b) => a - b);
@@ -138,7 +161,7 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
         }
       });
 
-      it('keeps the global rate across two WaitingQueue instances admitting concurrently', async () => {
+      concurrent('keeps the global rate across two WaitingQueue instances admitting concurrently', async () => {
         const { make } = await setup();
         const rate = 40;
         const burst = 20;
@@ -230,7 +253,7 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
     });
 
     describe('claim, consume, release', () => {
-      it('lets exactly one of 50 concurrent claims win; the other 49 are IN_USE', async () => {
+      concurrent('lets exactly one of 50 concurrent claims win; the other 49 are IN_USE', async () => {
         const { queue } = await setup();
         const { entryToken } = await admitted(queue, 'alice');
         const results = await Promise.allSettled(Array.from({ length: 50 }, () => queue.claim('alice', entryToken)));

@@ -1,6 +1,8 @@
 // waitgate/fastify against the shared behaviour table, over real HTTP.
 
 import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { queueRoutes, requireEntryToken } from '../../src/http/fastify.js';
 import { describeAdapter, memberOf, orderBehaviour } from './adapter-suite.js';
 
@@ -15,4 +17,17 @@ describeAdapter('fastify', async ({ queue, settle, onStoreUnavailable, onOrder }
   });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url, close: () => app.close() };
+});
+
+describe('fastify: request.entry', () => {
+  it('is declared with decorateRequest by the queue routes plugin (once, for any number of queues)', async () => {
+    const store = new MemoryStore();
+    const app = Fastify();
+    const memberId = () => 'alice';
+    await app.register(queueRoutes, { queue: new WaitingQueue({ store, name: 'a' }), memberId, prefix: '/a' });
+    await app.register(queueRoutes, { queue: new WaitingQueue({ store, name: 'b' }), memberId, prefix: '/b' });
+    await app.ready();
+    expect(app.hasRequestDecorator('entry')).toBe(true);
+    await app.close();
+  });
 });

@@ -5,7 +5,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { scripts } from '../../src/store/lua.generated.js';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { errorResult } from '../../src/http/core.js';
+import { toHttpResponse } from '../../src/index.js';
 import { InvalidMemberIdError, QueueStateLostError, RedisStore, StoreUnavailableError, WaitgateConfigError, WaitingQueue, type StoreWarning } from '../../src/index.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -223,8 +223,13 @@ describe('RedisStore on a server the test owns', () => {
     for (const call of calls) {
       const error = await call().then(() => null, (e: unknown) => e);
       expect(error).toBeInstanceOf(QueueStateLostError);
-      expect(error).toBeInstanceOf(StoreUnavailableError); // so HTTP answers 503
-      expect(errorResult(error)).toMatchObject({ status: 503, body: { error: { code: 'STORE_UNAVAILABLE' } } });
+      // Its own answer: 503 QUEUE_STATE_LOST, no "try again shortly", no Retry-After; not a StoreUnavailableError.
+      expect(error).not.toBeInstanceOf(StoreUnavailableError);
+      expect(error).toMatchObject({ code: 'QUEUE_STATE_LOST', statusCode: 503 });
+      const answer = toHttpResponse(error);
+      expect(answer).toMatchObject({ status: 503, body: { error: { code: 'QUEUE_STATE_LOST' } } });
+      expect(answer!.headers['retry-after']).toBeUndefined();
+      expect(answer!.body.error.message).not.toMatch(/try again/i);
     }
     expect(await admin.dbsize()).toBe(0); // and nothing was written to the empty state
 

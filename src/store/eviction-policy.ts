@@ -1,0 +1,40 @@
+// The one set-up check of RedisStore: an evicting Redis loses waiting members.
+
+import type { StoreWarning } from './store.js';
+
+/** The part of an ioredis client the check uses: INFO on one node, or on each master of a Cluster. */
+export interface InfoClient {
+  info(section: string): Promise<string>;
+  isCluster?: boolean;
+  nodes?(role: 'master'): Array<{ info(section: string): Promise<string> }>;
+}
+
+/**
+ * Warnings for every node whose `maxmemory-policy` is not `noeviction`. Reads
+ * `INFO memory`, which a least-privilege ACL user may run; a NOPERM answer is a
+ * warning of its own. Rejects when a node is unreachable (the caller checks again later).
+ */
+export async function checkEvictionPolicy(client: InfoClient): Promise<StoreWarning[]> {
+  const nodes = client.isCluster && client.nodes ? client.nodes('master') : [client];
+  // A Cluster client that has not connected yet knows no nodes: check again on a later call.
+  if (nodes.length === 0) throw new Error('the Redis Cluster client knows no master yet');
+  const warnings: StoreWarning[] = [];
+  for (const node of nodes) {
+    let policy: string | undefined;
+    try {
+      policy = /^maxmemory_policy:(\S+)/m.exec(await node.info('memory'))?.[1];
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      if (!/NOPERM/i.test(reason)) throw error; // unreachable: check again later
+      warnings.push({ code: 'EVICTION_POLICY_UNKNOWN', message: `Could not read maxmemory-policy (INFO memory failed: ${reason}); waitgate needs noeviction.` });
+      continue;
+    }
+    if (policy !== undefined && policy !== 'noeviction') {
+      warnings.push({
+        code: 'EVICTION_POLICY',
+        message: `Redis maxmemory-policy is "${policy}": Redis may evict waitgate's keys and lose waiting members. Set maxmemory-policy noeviction.`,
+      });
+    }
+  }
+  return warnings;
+}

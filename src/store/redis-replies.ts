@@ -1,0 +1,115 @@
+// Decoding the scripts' positional replies into the Store's snapshots. Each layout is
+// documented in its script's header; the indices live here and nowhere else.
+
+import type { AdmissionWindow, MemberSnapshot, QueueSnapshot, StatsSnapshot } from './store.js';
+import { CLAIM_STATUS, POSITION_STATUS } from './status-codes.js';
+import type { ClaimResult } from './store.js';
+
+/** A script's reply as ioredis hands it over. */
+export type Reply = Array<string | number | null>;
+type Value = Reply[number] | undefined;
+
+/** lua/includes/generation.lua: the queue's state vanished. */
+export const STATE_LOST = -1;
+
+/** True for the `{ STATE_LOST }` reply of any script (or a bare STATE_LOST). */
+export function isStateLost(reply: unknown): boolean {
+  return reply === STATE_LOST || (Array.isArray(reply) && reply.length === 1 && reply[0] === STATE_LOST);
+}
+
+const num = (v: Value): number | null => (v === null || v === undefined || v === '' ? null : Number(v));
+
+/** The six values of lua/includes/admissionWindow.lua, starting at `at`. */
+function decodeWindow(r: Reply, at: number): AdmissionWindow {
+  return {
+    start: num(r[at]),
+    current: num(r[at + 1]) ?? 0,
+    previous: num(r[at + 2]) ?? 0,
+    first: num(r[at + 3]),
+    last: num(r[at + 4]),
+    movedAt: num(r[at + 5]),
+  };
+}
+
+const WINDOW_LENGTH = 6;
+
+/** lua/includes/readPosition.lua, positionReply. */
+const POSITION = { status: 0, rank: 1, total: 2, token: 3, tokenExp: 4, now: 5, seq: 6, generation: 7, window: 8 } as const;
+
+export function decodePosition(r: Reply): { snapshot: MemberSnapshot; generation: Value } {
+  const status = POSITION_STATUS[Number(r[POSITION.status])];
+  if (!status) throw new Error(`position replied with an unknown status ${String(r[POSITION.status])}`);
+  const token = r[POSITION.token];
+  return {
+    generation: r[POSITION.generation],
+    snapshot: {
+      status,
+      rank: num(r[POSITION.rank]),
+      totalWaiting: Number(r[POSITION.total]),
+      entryToken: token === null || token === undefined ? null : String(token),
+      entryTokenExpiresAt: num(r[POSITION.tokenExp]),
+      now: Number(r[POSITION.now]),
+      seq: num(r[POSITION.seq]),
+      window: decodeWindow(r, POSITION.window),
+    },
+  };
+}
+
+/** lua/stats-4.lua. */
+const STATS = { waiting: 0, active: 1, claimed: 2, now: 3, generation: 4, window: 5 } as const;
+
+export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value } {
+  return {
+    generation: r[STATS.generation],
+    stats: {
+      waiting: Number(r[STATS.waiting]),
+      active: Number(r[STATS.active]),
+      claimed: Number(r[STATS.claimed]),
+      now: Number(r[STATS.now]),
+      window: decodeWindow(r, STATS.window),
+    },
+  };
+}
+
+/** lua/queueSnapshot-2.lua: the fixed part, then (rank, seq) pairs to the end. */
+const SNAPSHOT = { total: 0, headSeq: 1, lastSeq: 2, now: 3, generation: 4, window: 5, probes: 5 + WINDOW_LENGTH } as const;
+
+export function decodeQueueSnapshot(r: Reply): { snapshot: QueueSnapshot; generation: Value } {
+  const probes: Array<{ rank: number; seq: number }> = [];
+  for (let i = SNAPSHOT.probes; i + 1 < r.length; i += 2) probes.push({ rank: Number(r[i]), seq: Number(r[i + 1]) });
+  return {
+    generation: r[SNAPSHOT.generation],
+    snapshot: {
+      totalWaiting: Number(r[SNAPSHOT.total]),
+      headSeq: num(r[SNAPSHOT.headSeq]),
+      lastSeq: num(r[SNAPSHOT.lastSeq]),
+      now: Number(r[SNAPSHOT.now]),
+      window: decodeWindow(r, SNAPSHOT.window),
+      probes,
+    },
+  };
+}
+
+/** lua/popAndIssue-6.lua. */
+const ADMIT = { expiresAt: 0, active: 1, generation: 2, admittable: 3, members: 4 } as const;
+
+export function decodeAdmit(r: Reply, tokens: readonly string[]) {
+  return {
+    generation: r[ADMIT.generation],
+    result: {
+      expiresAt: Number(r[ADMIT.expiresAt]),
+      active: Number(r[ADMIT.active]),
+      admittable: Number(r[ADMIT.admittable]),
+      admitted: r.slice(ADMIT.members).map((memberId, i) => ({ memberId: String(memberId), entryToken: tokens[i]! })),
+    },
+  };
+}
+
+/** lua/claimToken-4.lua: { status, leaseExpiresAt?, now? }. */
+export function decodeClaim(r: Reply): ClaimResult {
+  const status = CLAIM_STATUS[Number(r[0])];
+  if (status === 'CLAIMED') return { status, expiresAt: Number(r[1]) };
+  if (status === 'INVALID') return { status };
+  if (status === 'IN_USE') return { status, leaseExpiresAt: Number(r[1]), now: Number(r[2]) };
+  throw new Error(`claimToken replied with an unknown status ${String(r[0])}`);
+}

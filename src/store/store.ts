@@ -1,0 +1,163 @@
+// The Store interface every store implements, and the raw snapshots and requests it
+// exchanges with WaitingQueue. Exported for custom stores; users of WaitingQueue
+// see only the results in types.ts.
+
+import type { PositionStatus } from '../types.js';
+
+/** Recent admissions, kept by the store as two fixed windows read as a sliding one. */
+export interface AdmissionWindow {
+  /** Start of the current window, epoch ms; null before the first admit. */
+  start: number | null;
+  /** Admissions in the current window. */
+  current: number;
+  /** Admissions in the window before it. */
+  previous: number;
+  /** When the current run of admissions began, epoch ms; null if none. */
+  first: number | null;
+  /**
+   * When admissions were last recorded in this window, epoch ms; null if never.
+   * The window is written only then, so `observedRate(window, last)` is the rate
+   * the line moved at, as of its last move. Optional for custom stores.
+   */
+  last?: number | null;
+  /**
+   * The last time an admission step found the line able to move (it admitted
+   * someone, or nobody was waiting), epoch ms; null if never. Since then the
+   * line has been stalled (nothing admitted while members waited: `maxActive`
+   * full, no admitter running). Optional for custom stores.
+   */
+  movedAt?: number | null;
+}
+
+/** A member's raw state as a store reports it; `WaitingQueue` turns it into a {@link Position}. */
+export interface MemberSnapshot {
+  status: PositionStatus;
+  rank: number | null;
+  totalWaiting: number;
+  entryToken: string | null;
+  entryTokenExpiresAt: number | null;
+  window: AdmissionWindow;
+  /** The store's clock (Redis `TIME`), epoch ms. */
+  now: number;
+  /** WAITING only: the member's entry sequence (its place in FIFO order). Optional for custom stores. */
+  seq?: number | null;
+}
+
+/** The shape of the line: enough to estimate a waiting member's rank from its entry sequence. */
+export interface QueueSnapshot {
+  totalWaiting: number;
+  /** Entry sequence of the first waiting member; null when nobody waits. */
+  headSeq: number | null;
+  /** Entry sequence of the last waiting member; null when nobody waits. */
+  lastSeq: number | null;
+  window: AdmissionWindow;
+  now: number;
+  /**
+   * Optional: points of the line, read in the same atomic step as the rest: the
+   * entry sequence `seq` of the member at 0-based `rank`, by increasing rank.
+   * `RedisStore` and `MemoryStore` give ranks 0, then 64, 128, 256, … (powers of two
+   * from 64) while below `totalWaiting − 1`, and `totalWaiting − 1`: 13 points at
+   * 100,000 waiting, 16 at 1,000,000. The position cache interpolates a member's
+   * rank between the two probes around its sequence, so members who left only blur
+   * the estimate inside that one segment. Without probes (a custom store), or if
+   * they are not strictly increasing in both rank and sequence, it interpolates
+   * between `headSeq` and `lastSeq` alone.
+   */
+  probes?: ReadonlyArray<{ rank: number; seq: number }>;
+}
+
+/** Arguments of one admission step. */
+export interface AdmitRequest {
+  ratePerSecond: number;
+  burst: number;
+  /** null: no cap. */
+  maxActive: number | null;
+  tokenTtlMs: number;
+  windowMs: number;
+  /** Unique per call: a re-sent call with the same id admits nothing. */
+  admitId: string;
+  /** Fresh tokens; member i popped gets tokens[i]. At most this many are admitted. */
+  tokens: readonly string[];
+}
+
+export interface AdmitResult {
+  /** In FIFO order. */
+  admitted: { memberId: string; entryToken: string }[];
+  expiresAt: number;
+  /** Members holding a live token after this step. */
+  active: number;
+  /**
+   * How many this step could have admitted with enough fresh tokens: the least of
+   * the bucket, the burst, `maxActive` room and the members waiting, before this
+   * step. When it exceeds the tokens sent, the caller may send another step with
+   * the difference. Optional for custom stores (then no second step is sent).
+   */
+  admittable?: number;
+}
+
+export interface ClaimRequest {
+  memberId: string;
+  token: string;
+  claimId: string;
+  leaseMs: number;
+}
+
+export type ClaimResult =
+  | { status: 'CLAIMED'; expiresAt: number }
+  | { status: 'INVALID' }
+  /** `leaseExpiresAt`: when the other request's lease ends, epoch ms (optional for custom stores). */
+  | { status: 'IN_USE'; leaseExpiresAt?: number; now?: number };
+
+export interface SettleRequest {
+  memberId: string;
+  claimId: string;
+}
+
+export interface ConsumeRequest extends SettleRequest {
+  /** How long a consumed claim id is remembered, so a repeated consume still answers true. */
+  rememberMs: number;
+}
+
+export interface StatsSnapshot {
+  waiting: number;
+  active: number;
+  claimed: number;
+  window: AdmissionWindow;
+  now: number;
+}
+
+/** Something about the store's setup that can lose members, reported once through the `warning` event. */
+export interface StoreWarning {
+  code: string;
+  message: string;
+}
+
+/**
+ * What a store does, one method per atomic operation. `RedisStore` runs each as
+ * one Lua script; `MemoryStore` as one synchronous step. Member ids arrive
+ * validated and canonical. A store never reads the app clock for state: it uses
+ * its own (Redis `TIME`, or the injected `now`).
+ */
+export interface Store {
+  /**
+   * `options.notAfter` (a `performance.now()` instant): the caller stops waiting then, and
+   * reports the outcome as unknown. A store whose commands can still arrive later
+   * (RedisStore: ioredis re-sends, Cluster failover retries) must not let such a late
+   * enter write: the member may have been admitted and consumed meanwhile through a
+   * retry, and a late enter would queue them again for a second admission.
+   */
+  enter(queue: string, memberId: string, options?: { notAfter?: number }): Promise<MemberSnapshot>;
+  position(queue: string, memberId: string): Promise<MemberSnapshot>;
+  admit(queue: string, request: AdmitRequest): Promise<AdmitResult>;
+  claim(queue: string, request: ClaimRequest): Promise<ClaimResult>;
+  consume(queue: string, request: ConsumeRequest): Promise<boolean>;
+  release(queue: string, request: SettleRequest): Promise<boolean>;
+  leave(queue: string, memberId: string): Promise<boolean>;
+  stats(queue: string): Promise<StatsSnapshot>;
+  /** Optional: after the queue's state was lost (QueueStateLostError), accept what the store holds now. */
+  acceptCurrentState?(queue: string): Promise<void>;
+  /** Optional: the shape of the line, for the `positionCache` option of WaitingQueue. */
+  queueSnapshot?(queue: string): Promise<QueueSnapshot>;
+  /** Optional set-up checks (e.g. Redis eviction policy), run once per queue on first use. */
+  warnings?(): Promise<StoreWarning[]>;
+}
