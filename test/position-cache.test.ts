@@ -101,3 +101,86 @@ describe('positionCache on random walks (two instances, one store)', () => {
     );
   });
 });
+
+describe('positionCache maxMembers', () => {
+  /** A cached instance (every known member estimated, one snapshot for the whole test) and the members each exact lookup asked for. */
+  async function cachedLine(maxMembers: number, members: number) {
+    const store = new MemoryStore();
+    const lookedUp: string[] = [];
+    const counted = new Proxy(store, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (prop === 'position') lookedUp.push(String(args[1]));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const cached = new WaitingQueue({ store: counted, name: 'q', positionCache: { maxMembers, exactBelowRank: 0, refreshMs: 60_000 } });
+    const other = new WaitingQueue({ store, name: 'q' }); // enters elsewhere: the cached instance knows nobody yet
+    for (let i = 0; i < members; i++) await other.enter(`m${i}`);
+    /** Polls through the cache; returns the members it had to look up in the store (those it had forgotten). */
+    const poll = async (...ids: string[]) => {
+      const from = lookedUp.length;
+      for (const id of ids) expect((await cached.position(id)).status).toBe('WAITING');
+      return lookedUp.slice(from);
+    };
+    return { poll };
+  }
+
+  it('remembers at most maxMembers: past it, the first learned are forgotten and cost a store call again', async () => {
+    const { poll } = await cachedLine(3, 10);
+    const all = Array.from({ length: 10 }, (_, i) => `m${i}`);
+    expect(await poll(...all)).toEqual(all); // each learned by one exact lookup
+    expect(await poll('m9', 'm8', 'm7')).toEqual([]); // the last 3 are remembered: estimated
+    expect(await poll('m0')).toEqual(['m0']); // forgotten
+  });
+
+  it('forgets the least recently polled member first, counting polls answered from an estimate', async () => {
+    const { poll } = await cachedLine(3, 4);
+    expect(await poll('m0', 'm1', 'm2')).toEqual(['m0', 'm1', 'm2']); // learned; full
+    expect(await poll('m0')).toEqual([]); // estimated; m0 is now the most recently polled, m1 the least
+    expect(await poll('m3')).toEqual(['m3']); // learned: one member must go, and it is m1
+    expect(await poll('m0', 'm2', 'm3')).toEqual([]);
+    expect(await poll('m1')).toEqual(['m1']);
+  });
+});
+
+describe('positionCache refresh limit under churn', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('reads the snapshot at most once per refreshMs while members enter, are admitted and leave', async () => {
+    const memory = new MemoryStore();
+    let snapshots = 0;
+    const store = new Proxy(memory, {
+      get(target, prop) {
+        if (prop === 'queueSnapshot') snapshots++;
+        const value = Reflect.get(target, prop) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const queue = new WaitingQueue({ store, name: 'churn', admitRatePerSecond: 5, positionCache: { refreshMs: 250, exactBelowRank: 100 } });
+    for (let i = 0; i < 3000; i++) await queue.enter(`m${i}`);
+    for (let i = 1000; i < 3000; i++) await queue.position(`m${i}`); // learn their sequences
+    snapshots = 0;
+    // 2,000 polls over 2 s of the cache's clock (1 ms apart), one enter per ten polls,
+    // an admission and a leave every 100 polls.
+    for (let p = 0; p < 2000; p++) {
+      vi.advanceTimersByTime(1);
+      await queue.position(`m${1000 + (p % 2000)}`);
+      if (p % 10 === 0) await queue.enter(`new${p}`);
+      if (p % 100 === 0) {
+        await queue.admit();
+        await queue.leave(`m${2999 - p / 100}`);
+      }
+    }
+    // 2 s at one snapshot per 250 ms: at most 8, plus the first.
+    expect(snapshots).toBeLessThanOrEqual(9);
+  });
+});

@@ -1,7 +1,7 @@
 // WaitingQueue around any Store: bounded calls, error mapping, the admitter, events.
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryStore, StoreUnavailableError, WaitingQueue, type RecoveryNotice, type Store, type StoreWarning } from '../src/index.js';
+import { MemoryStore, StoreUnavailableError, WaitingQueue, type AdmitRequest, type RecoveryNotice, type Store, type StoreWarning } from '../src/index.js';
 import { sleep } from './support/unique.js';
 
 /** A store whose every method hangs until released, or fails, as a test wants. */
@@ -141,3 +141,39 @@ function bind(store: MemoryStore): Store {
     stats: store.stats.bind(store),
   };
 }
+
+describe('admit() work', () => {
+  /** A MemoryStore that records how many fresh tokens each admission step was sent. */
+  function countingStore() {
+    const memory = new MemoryStore();
+    const sent: number[] = [];
+    const store = new Proxy(memory, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (prop === 'admit') return (queue: string, request: AdmitRequest) => (sent.push(request.tokens.length), memory.admit(queue, request));
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    return { store, sent };
+  }
+
+  it('makes a handful of tokens on an empty queue, not admitBurst', async () => {
+    const { store, sent } = countingStore();
+    const queue = new WaitingQueue({ store, admitRatePerSecond: 10_000, admitBurst: 10_000 });
+    for (let i = 0; i < 5; i++) expect(await queue.admit()).toEqual([]);
+    expect(sent).toHaveLength(5);
+    expect(Math.max(...sent)).toBeLessThanOrEqual(16);
+  });
+
+  it('still admits a whole burst in one admit() when that many wait, and about as many tokens as admitted', async () => {
+    const { store, sent } = countingStore();
+    const queue = new WaitingQueue({ store, admitRatePerSecond: 10_000, admitBurst: 10_000 });
+    for (let i = 0; i < 12_000; i++) await queue.enter(`m${i}`);
+    const admitted = await queue.admit();
+    expect(admitted).toHaveLength(10_000);
+    expect(admitted.map((a) => a.memberId).slice(0, 3)).toEqual(['m0', 'm1', 'm2']);
+    expect(new Set(admitted.map((a) => a.entryToken)).size).toBe(10_000);
+    expect(sent.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(10_000 + 16);
+    expect(sent.length).toBeLessThanOrEqual(2);
+  });
+});

@@ -3,7 +3,7 @@
 
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { MemoryStore, WaitingQueue, type Position, type Store } from '../../src/index.js';
+import { MemoryStore, QueueStateLostError, WaitingQueue, type Position, type Store } from '../../src/index.js';
 import type { Entry } from '../../src/http/core.js';
 
 /**
@@ -120,12 +120,21 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
       });
 
       it('answers 401 without a member and 400 for a bad member id, on every route', async () => {
-        const { app, call } = await setup();
+        const { app, call, queue, orders, admittedToken } = await setup();
         try {
           for (const [method, path] of [['POST', '/queue/enter'], ['GET', '/queue/position'], ['DELETE', '/queue'], ['POST', '/orders']] as const) {
-            await expectError(await call(method, path), 401, path === '/orders' ? 'UNAUTHENTICATED' : 'UNAUTHENTICATED');
+            await expectError(await call(method, path), 401, 'UNAUTHENTICATED');
             await expectError(await call(method, path, { 'x-member': 'x'.repeat(129), 'x-entry-token': 'a'.repeat(43) }), 400, 'INVALID_MEMBER_ID');
           }
+          expect(await queue.stats()).toMatchObject({ waiting: 0, active: 0 }); // nobody entered
+          // The guard asks for the member before the token: without one it answers UNAUTHENTICATED whatever the
+          // token (not ENTRY_TOKEN_MISSING / ENTRY_TOKEN_INVALID), and a live token sent along is not claimed.
+          const token = await admittedToken('alice');
+          for (const sent of [undefined, 'not a token', 'A'.repeat(43), token]) {
+            await expectError(await call('POST', '/orders', sent === undefined ? {} : { 'x-entry-token': sent }), 401, 'UNAUTHENTICATED');
+          }
+          expect(orders).toEqual([]);
+          expect(await queue.stats()).toMatchObject({ active: 1, claimed: 0 });
         } finally {
           await app.close();
         }
@@ -313,6 +322,82 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
           expect(await response.json()).toMatchObject({ settled: true });
           expect((await queue.stats()).claimed).toBe(0);
           expect(await queue.state('alice')).toBe('READY');
+        } finally {
+          await app.close();
+        }
+      });
+    });
+
+    describe('first-hour answers', () => {
+      it('answers 409 ENTRY_TOKEN_IN_USE with Retry-After: the seconds left of the other lease', async () => {
+        const { app, order, admittedToken } = await setup({ claimTtlSeconds: 20 });
+        try {
+          const token = await admittedToken('alice');
+          const first = order('alice', token, { 'x-test-delay': '300' });
+          await new Promise((r) => setTimeout(r, 100));
+          const second = await order('alice', token);
+          expect(second.headers.get('retry-after')).toBe('20');
+          const body = (await second.clone().json()) as { error: { message: string } };
+          expect(body.error.message).toMatch(/earlier one of yours that timed out/);
+          await expectError(second, 409, 'ENTRY_TOKEN_IN_USE');
+          await first;
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('answers 503 QUEUE_STATE_LOST, without Retry-After, when the queue state was lost', async () => {
+        const lost: Store = new Proxy({} as Store, { get: () => () => Promise.reject(new QueueStateLostError('default')) });
+        const { app, call, order } = await setup({ store: lost });
+        try {
+          for (const response of [await call('POST', '/queue/enter', { 'x-member': 'alice' }), await order('alice', 'A'.repeat(43))]) {
+            expect(response.headers.get('retry-after')).toBeNull();
+            await expectError(response, 503, 'QUEUE_STATE_LOST');
+          }
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('retries a consume that met a store failure in the background, and the entry tells it apart from a refusal', async () => {
+        const memory = new MemoryStore();
+        let failures = 2;
+        const flaky = new Proxy(memory, {
+          get(target, prop) {
+            const value = Reflect.get(target, prop) as unknown;
+            if (prop === 'consume') return (...args: Parameters<Store['consume']>) => (failures-- > 0 ? Promise.reject(new Error('connection reset')) : memory.consume(...args));
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        });
+        const { app, order, orders, admittedToken, queue } = await setup({ store: flaky, settle: 'manual' });
+        try {
+          const token = await admittedToken('alice');
+          const response = await order('alice', token, { 'x-test-settle': 'consume' });
+          expect(response.status).toBe(201); // the order committed: settling never fails it
+          expect(await response.json()).toMatchObject({ settled: false });
+          const entry = orders[0]!;
+          expect(entry.state).toBe('retrying');
+          expect(await entry.outcome()).toBe('confirmed');
+          expect(entry.state).toBe('confirmed');
+          expect(await queue.state('alice')).toBe('NOT_ENTERED'); // consumed for good
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('tells a refused consume from one not known yet', async () => {
+        const { app, order, orders, admittedToken, queue } = await setup({ settle: 'manual' });
+        try {
+          const token = await admittedToken('alice');
+          await queue.leave('alice'); // the token is dropped before the handler consumes
+          const refused = await order('alice', token);
+          expect(refused.status).toBe(401);
+          const token2 = await admittedToken('bob');
+          const response = await order('bob', token2, { 'x-test-settle': 'release' });
+          expect(await response.json()).toMatchObject({ settled: true });
+          const entry = orders[0]!;
+          expect(await entry.consume()).toBe(false); // release came first
+          expect(await entry.outcome()).toBe('confirmed'); // the outcome of the first settle, the release
         } finally {
           await app.close();
         }

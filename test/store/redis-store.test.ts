@@ -283,3 +283,56 @@ describe('RedisStore on a server the test owns', () => {
     }
   });
 });
+
+describe('RedisStore late-enter fence and Redis clocks', () => {
+  /**
+   * The shared client, seen through a proxy that moves the clock in replies for one
+   * queue's scripts by `skewMs`: that queue's node has a clock ahead of the others'
+   * (another master of a Cluster, or the master before a failover).
+   */
+  function skewedClient(skewedTag: string, skewMs: number): Redis {
+    return new Proxy(shared, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (typeof prop !== 'string' || !prop.startsWith('waitgate_') || typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          const reply = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          // Position replies carry Redis time at index 5 (lua/includes/readPosition.lua).
+          if (args.some((a) => String(a).includes(skewedTag)) && Array.isArray(reply) && reply.length > 5) reply[5] = Number(reply[5]) + skewMs;
+          return reply;
+        };
+      },
+    });
+  }
+
+  it("keeps each queue's clock: a node with a clock 60 s ahead does not let another queue's late enter through", async () => {
+    const prefix = uniqueName('wg');
+    const store = new RedisStore({ client: skewedClient(`{${prefix}:ahead}`, 60_000), prefix });
+    await store.enter('ahead', 'a'); // learns queue "ahead" on a node 60 s ahead
+    await store.enter('here', 'b'); // learns queue "here" on a true clock
+    // An enter whose caller gave up 50 ms ago (its reply would be "unknown") must write nothing.
+    const late = await store.enter('here', 'late', { notAfter: performance.now() - 50 }).then(
+      () => 'written',
+      (error: unknown) => String(error),
+    );
+    expect(late).toMatch(/after its deadline/);
+    expect((await store.position('here', 'late')).status).toBe('NOT_ENTERED');
+  });
+});
+
+describe('RedisStore token bucket', () => {
+  it('keeps the bucket as the exact double MemoryStore keeps, not rounded (both stores admit alike near a whole token)', async () => {
+    const prefix = uniqueName('wg');
+    const queue = new WaitingQueue({ store: new RedisStore({ client: shared, prefix }), name: 'b', admitRatePerSecond: 1 / 3, admitBurst: 1 });
+    for (const m of ['a', 'b', 'c']) await queue.enter(m);
+    expect(await queue.admit()).toHaveLength(1); // the full bucket: 1 token, now 0
+    const meta = `{${prefix}:b}:meta`;
+    const before = Number(await shared.hget(meta, 'bts'));
+    await sleep(37);
+    expect(await queue.admit()).toHaveLength(0);
+    const [bt, bts] = await shared.hmget(meta, 'bt', 'bts');
+    // What MemoryStore computes from the same instants (and Lua computes in doubles too).
+    const exact = Math.min(1, 0 + ((Number(bts) - before) * (1 / 3)) / 1000);
+    expect(Number(bt)).toBe(exact);
+  });
+});

@@ -1,0 +1,67 @@
+// The entry the guards hand to order handlers: settling under store failures.
+
+import { describe, expect, it } from 'vitest';
+import { createEntry } from '../../src/http/entry.js';
+import { MemoryStore, QueueStateLostError, StoreUnavailableError, WaitingQueue, type Store } from '../../src/index.js';
+
+/** A queue whose consume and release fail as `fail` says, and the errors it reports. */
+async function claimedEntry(fail: () => Error | null) {
+  const memory = new MemoryStore();
+  const store = new Proxy(memory, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop) as unknown;
+      if (prop === 'consume' || prop === 'release') {
+        return (...args: Parameters<Store['consume']>) => {
+          const error = fail();
+          return error ? Promise.reject(error) : (value as Store['consume']).apply(target, args);
+        };
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const queue = new WaitingQueue({ store });
+  const errors: Error[] = [];
+  queue.on('error', (e) => errors.push(e));
+  await queue.enter('alice');
+  const [admission] = await queue.admit();
+  const claim = await queue.claim('alice', admission!.entryToken);
+  return { queue, errors, entry: createEntry(queue, claim, [5, 5, 5]) };
+}
+
+describe('entry settling', () => {
+  it('reports one error and the outcome unknown when every background retry fails', async () => {
+    const { entry, errors } = await claimedEntry(() => new Error('connection refused'));
+    expect(entry.state).toBe('unsettled');
+    expect(await entry.consume()).toBe(false);
+    expect(entry.state).toBe('retrying');
+    expect(await entry.outcome()).toBe('unknown');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(StoreUnavailableError);
+    expect(errors[0]!.message).toMatch(/could not consume a claim after 3 retries/);
+  });
+
+  it('keeps the answer of a retry: a consume refused after a store failure is reported', async () => {
+    let calls = 0;
+    const { entry, errors, queue } = await claimedEntry(() => (calls++ === 0 ? new Error('timeout') : null));
+    await queue.leave('alice'); // meanwhile the token is gone: the retried consume is refused
+    expect(await entry.consume()).toBe(false);
+    expect(await entry.outcome()).toBe('refused');
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/consume retried after a store failure was refused/)]);
+  });
+
+  it('does not retry when the queue state was lost (retrying cannot help): outcome unknown, reported', async () => {
+    let calls = 0;
+    const { entry, errors } = await claimedEntry(() => (calls++, new QueueStateLostError('default')));
+    expect(await entry.release()).toBe(false);
+    expect(await entry.outcome()).toBe('unknown');
+    expect(calls).toBe(1);
+    expect(errors[0]).toBeInstanceOf(QueueStateLostError);
+  });
+
+  it('answers the first settle: confirmed, and a later call of the other kind false', async () => {
+    const { entry } = await claimedEntry(() => null);
+    expect(await entry.consume()).toBe(true);
+    expect(await entry.release()).toBe(false);
+    expect(entry.state).toBe('confirmed');
+  });
+});
