@@ -4,24 +4,37 @@ import type { Position } from '../types.js';
 
 export type { Position, PositionStatus } from '../types.js';
 
-/** Options of {@link waitForEntry}. */
-export interface WaitForEntryOptions {
+/** Where the queue routes are and how to reach them: shared by {@link waitForEntry} and {@link leave}. */
+export interface QueueEndpoint {
   /** Base URL of the queue routes, e.g. `/queue` in a page or `https://shop.example/queue` in Node. */
   url: string;
   /** Headers sent with every request (e.g. authorization). */
   headers?: Record<string, string>;
   /** fetch credentials mode, e.g. `'include'` for cookies across origins. Default `'same-origin'`. */
   credentials?: 'omit' | 'same-origin' | 'include';
-  /** Stops waiting: the promise rejects with the signal's reason and no request is sent after it. */
+  /** The fetch to use. Default: the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** Options of {@link waitForEntry}. */
+export interface WaitForEntryOptions extends QueueEndpoint {
+  /**
+   * Stops waiting: the promise rejects with the signal's reason and no poll is sent
+   * after it. The member keeps its place unless `leaveOnAbort` is set.
+   */
   signal?: AbortSignal;
+  /**
+   * On abort, also leave the queue (a `DELETE` to the queue routes, sent with
+   * `keepalive` so it survives the page being closed): the place is given up at once
+   * instead of being admitted later and holding a token nobody uses. Default false.
+   */
+  leaveOnAbort?: boolean;
   /** Called with every position received, for the waiting-room page. */
   onPosition?: (position: Position) => void;
   /** Fraction of random spread around each polling interval. Default 0.2 (±20%). */
   jitter?: number;
   /** Longest wait between retries after errors, in seconds. Default 30. */
   maxBackoffSeconds?: number;
-  /** The fetch to use. Default: the global fetch. */
-  fetch?: typeof fetch;
   /** Random source in [0, 1), for tests. Default Math.random. */
   random?: () => number;
 }
@@ -35,11 +48,14 @@ export interface EntryGrant {
   position: Position;
 }
 
-/** The server refused the member for good (401, 400, ...): waiting again will not help. */
+/**
+ * The server refused the member for good (401, 400, ...), or the queue's state was
+ * lost on the server (503 `QUEUE_STATE_LOST`): waiting again will not help.
+ */
 export class QueueClientError extends Error {
   /** HTTP status. */
   readonly status: number;
-  /** The body's `error.code`, e.g. `UNAUTHENTICATED`, when the server sent one. */
+  /** The body's `error.code`, e.g. `UNAUTHENTICATED` or `QUEUE_STATE_LOST`, when the server sent one. */
   readonly code: string | undefined;
 
   constructor(status: number, code: string | undefined, message: string) {
@@ -55,16 +71,49 @@ export class QueueClientError extends Error {
  * server hints (`pollingIntervalSeconds`, ±20% jitter so a crowd does not poll in
  * step). After a 503, a 429 or a network error it honours `Retry-After`, or backs
  * off exponentially up to `maxBackoffSeconds`. If the member drops out of the
- * queue (e.g. an unused token expired), it enters again.
+ * queue (e.g. an unused token expired), it enters again. A 503 `QUEUE_STATE_LOST`
+ * (the queue was reset on the server) stops it: retrying would not help.
  *
  * @example
  * ```ts
  * const { entryToken } = await waitForEntry({ url: '/queue', onPosition: (p) => render(p) });
  * await fetch('/orders', { method: 'POST', headers: { 'x-entry-token': entryToken }, body });
  * ```
- * @throws {@link QueueClientError} when the server refuses (4xx other than 429); the signal's reason on abort.
+ * @throws {@link QueueClientError} when the server refuses (4xx other than 429) or the
+ *   queue's state was lost (503 `QUEUE_STATE_LOST`); the signal's reason on abort.
  */
 export async function waitForEntry(options: WaitForEntryOptions): Promise<EntryGrant> {
+  try {
+    return await poll(options);
+  } catch (error) {
+    if (options.signal?.aborted && options.leaveOnAbort) void leave(options).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Leaves the queue: gives up the member's place, or drops its unused token (`DELETE`
+ * on the queue routes). Sent with `keepalive`, so it can be called from `pagehide`.
+ * Resolves true when the server answered 2xx.
+ *
+ * @example
+ * ```ts
+ * addEventListener('pagehide', () => void leave({ url: '/queue' }));
+ * ```
+ */
+export async function leave(endpoint: QueueEndpoint): Promise<boolean> {
+  const doFetch = endpoint.fetch ?? globalThis.fetch.bind(globalThis);
+  const response = await doFetch(endpoint.url.replace(/\/+$/, ''), {
+    method: 'DELETE',
+    headers: { accept: 'application/json', ...endpoint.headers },
+    credentials: endpoint.credentials ?? 'same-origin',
+    keepalive: true,
+  });
+  await response.body?.cancel().catch(() => undefined);
+  return response.ok;
+}
+
+async function poll(options: WaitForEntryOptions): Promise<EntryGrant> {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   const random = options.random ?? Math.random;
   const jitter = options.jitter ?? 0.2;
@@ -92,6 +141,7 @@ export async function waitForEntry(options: WaitForEntryOptions): Promise<EntryG
       continue;
     }
 
+    if (response.status === 503 && (await isStateLost(response))) throw await refusal(response);
     if (response.status === 503 || response.status === 429 || response.status >= 500) {
       failures++;
       await response.body?.cancel().catch(() => undefined);
@@ -115,6 +165,16 @@ export async function waitForEntry(options: WaitForEntryOptions): Promise<EntryG
     }
     entering = position.status === 'NOT_ENTERED';
     await sleep(spread(position.pollingIntervalSeconds * 1000), signal);
+  }
+}
+
+/** A 503 whose body says QUEUE_STATE_LOST (read from a clone: the caller may read the body too). */
+async function isStateLost(response: Response): Promise<boolean> {
+  try {
+    const body = (await response.clone().json()) as { error?: { code?: string } };
+    return body.error?.code === 'QUEUE_STATE_LOST';
+  } catch {
+    return false;
   }
 }
 

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { QueueClientError, waitForEntry } from '../../src/client/index.js';
+import { QueueClientError, leave, waitForEntry } from '../../src/client/index.js';
 import { queueRoutes } from '../../src/http/express.js';
 import { MemoryStore, WaitingQueue, type Position } from '../../src/index.js';
 
@@ -129,5 +129,57 @@ describe('waitForEntry', () => {
     await queue.admit();
     expect((await waiting).position.status).toBe('READY');
     expect(polls.length).toBeGreaterThan(3);
+  });
+});
+
+describe('leaving the queue', () => {
+  it('leaveOnAbort: an aborted wait gives up the place, so the member is never admitted', async () => {
+    const { queue, url } = await shop(0.05);
+    await queue.enter('first');
+    const controller = new AbortController();
+    const positions: Position[] = [];
+    const waiting = waitForEntry({ url, headers: { 'x-member': 'alice' }, signal: controller.signal, leaveOnAbort: true, onPosition: (p) => positions.push(p) });
+    await expect.poll(() => positions.length).toBeGreaterThan(0);
+    controller.abort(new Error('page closed'));
+    await expect(waiting).rejects.toThrow('page closed');
+    await expect.poll(async () => (await queue.position('alice')).status).toBe('NOT_ENTERED');
+    expect((await queue.admit()).map((a) => a.memberId)).toEqual(['first']);
+  });
+
+  it('without leaveOnAbort an aborted wait keeps the place', async () => {
+    const { queue, url } = await shop(0.05);
+    const controller = new AbortController();
+    const positions: Position[] = [];
+    const waiting = waitForEntry({ url, headers: { 'x-member': 'alice' }, signal: controller.signal, onPosition: (p) => positions.push(p) });
+    await expect.poll(() => positions.length).toBeGreaterThan(0);
+    controller.abort();
+    await expect(waiting).rejects.toBeDefined();
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await queue.position('alice')).status).toBe('WAITING');
+  });
+
+  it('leave() gives up the place with one DELETE', async () => {
+    const { queue, url } = await shop(1);
+    await queue.enter('alice');
+    expect(await leave({ url, headers: { 'x-member': 'alice' } })).toBe(true);
+    expect((await queue.position('alice')).status).toBe('NOT_ENTERED');
+  });
+});
+
+describe('a queue whose state was lost', () => {
+  it('stops on 503 QUEUE_STATE_LOST with a clear error instead of polling forever', async () => {
+    let requests = 0;
+    const url = await listen((_req, res) => {
+      requests++;
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'QUEUE_STATE_LOST', message: 'The waiting queue was reset on the server.' } }));
+    });
+    const error = await waitForEntry({ url }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(QueueClientError);
+    expect(error).toMatchObject({ status: 503, code: 'QUEUE_STATE_LOST', message: 'The waiting queue was reset on the server.' });
+    expect(requests).toBe(1);
   });
 });

@@ -59,8 +59,12 @@ async function order(entryToken, product) {
   else $('#admitted').hidden = true;
 }
 
+// Closing the tab gives the place up at once (a DELETE sent with keepalive), so the
+// member is not admitted later to hold a token nobody uses.
+const leaving = new AbortController();
+addEventListener('pagehide', () => leaving.abort());
 try {
-  const grant = await waitForEntry({ url: '/queue', onPosition: showPosition });
+  const grant = await waitForEntry({ url: '/queue', onPosition: showPosition, signal: leaving.signal, leaveOnAbort: true });
   $('#waiting').hidden = true;
   $('#admitted').hidden = false;
   $('[data-testid="expires"]').textContent = new Date(grant.expiresAt).toLocaleTimeString();
