@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import tsupConfig from '../../tsup.config.js';
 import { writeConsumerSources } from './consumer-sources.js';
+import { startRedisServer } from '../support/redis-server.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const execFileAsync = promisify(execFile);
@@ -255,3 +256,34 @@ function ownTypeErrors(output: string): string[] {
     return file === undefined || !file.startsWith('node_modules/') || file.startsWith('node_modules/waitgate/');
   });
 }
+
+/** The ```js blocks of the README's Quickstart section, in order. */
+async function quickstartBlocks(): Promise<string[]> {
+  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## Quickstart'), readme.indexOf('\n## ', readme.indexOf('\n## Quickstart') + 1));
+  return [...section.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!);
+}
+
+describe('the README quickstarts, pasted into a project that installed the tarball', () => {
+  it('runs the in-memory quickstart: an order committed, the token used up', async () => {
+    const [memory] = await quickstartBlocks();
+    await writeFile(join(consumer, 'quickstart.mjs'), memory!);
+    const output = await run(process.execPath, ['quickstart.mjs'], consumer, 60_000);
+    expect(output).toMatch(/order committed/);
+    expect(output).toMatch(/waiting: 0, active: 0, claimed: 0/);
+  });
+
+  it('runs the Redis quickstart against a redis-server of its own', async () => {
+    const server = await startRedisServer();
+    try {
+      const [, redis] = await quickstartBlocks();
+      await writeFile(join(consumer, 'quickstart-redis.mjs'), redis!);
+      childEnv.REDIS_URL = server.url; // ours, never the machine's
+      const output = await run(process.execPath, ['quickstart-redis.mjs'], consumer, 60_000).catch((error: Error) => error.message);
+      expect(output).toMatch(/status: 'READY'/);
+    } finally {
+      delete childEnv.REDIS_URL;
+      await server.stop();
+    }
+  });
+});
