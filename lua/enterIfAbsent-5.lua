@@ -14,9 +14,13 @@
           the outcome is unknown. A call that arrives later (re-sent by ioredis, held in a
           Cluster failover retry) writes nothing: meanwhile the member may have entered again,
           been admitted and ordered, and a late enter would queue them for a second admission.
+  ARGV[4] a fresh token ('' if none): issued at once to a new member in passthrough mode
+  ARGV[5] the token's TTL (ms), for passthrough
 
   Returns the positionReply (lua/includes/readPosition.lua) after the call, or
-  { STATE_LOST }; an error reply when late.
+  { STATE_LOST }, { QUEUE_CLOSED, message } (a new member while closed), { NEED_TOKEN }
+  (a new member in passthrough, and no token sent); an error reply when late.
+  A new member joins the pre-queue while now < opensAt (lua/includes/controls.lua).
 
   This is the hot path of a flash crowd's first second, so it reads each thing
   once: a new member costs TIME, HMGET meta, HGET tokens, ZADD NX, HSET seq, ZCARD.
@@ -25,10 +29,11 @@
 --- @include "tokenRecord"
 --- @include "generation"
 --- @include "admissionWindow"
+--- @include "controls"
 --- @include "newGeneration"
 --- @include "readPosition"
 
-local expected, member = ARGV[1], ARGV[2]
+local expected, member, freshToken, ttl = ARGV[1], ARGV[2], ARGV[4] or '', tonumber(ARGV[5] or '')
 if not expected or not member or member == '' then return redis.error_reply('ERR waitgate: bad enter arguments') end
 local now = nowMs()
 local notAfter = tonumber(ARGV[3])
@@ -47,13 +52,31 @@ if record and deadlineOf(record) <= now then
   record = nil
 end
 if record then return readPosition(KEYS[1], member, record, now, meta, gen, expected) end
-
--- NX: a member already waiting keeps its first sequence (and the candidate is not used).
+local C = META_CONTROLS_AT
+local mode = meta[C] or 'open'
+if mode ~= 'open' then
+  -- Closed and passthrough treat a new member differently: find out first whether it waits.
+  if redis.call('ZSCORE', KEYS[1], member) then return readPosition(KEYS[1], member, nil, now, meta, gen, expected) end
+  if mode == 'closed' then return { QUEUE_CLOSED, meta[C + 1] or false } end
+  if mode == 'passthrough' then
+    if freshToken == '' or not ttl or ttl <= 0 then return { NEED_TOKEN } end
+    -- Let through at once: a token, as admission would issue it, without the bucket or maxActive.
+    local issued = { tokenExp = now + ttl, claimExp = 0, claimId = '', token = freshToken }
+    redis.call('HSET', KEYS[2], member, formatRecord(issued))
+    redis.call('ZADD', KEYS[3], issued.tokenExp, member)
+    return readPosition(KEYS[1], member, issued, now, meta, gen, expected)
+  end
+end
+-- NX: a member already waiting keeps its first score (and the candidate is not used).
 local seq = (tonumber(meta[2]) or 0) + 1
-if redis.call('ZADD', KEYS[1], 'NX', seq, member) == 0 then
+local score = entryScore(now, seq, tonumber(meta[C + 2]), meta[C + 3], tonumber(meta[C + 4]), tonumber(meta[15]), meta[16], member)
+if redis.call('ZADD', KEYS[1], 'NX', score, member) == 0 then
   return readPosition(KEYS[1], member, nil, now, meta, gen, expected)
 end
 redis.call('HSET', KEYS[5], 'seq', seq)
--- Sequences only grow (meta's seq is the last one issued), so the new member is last.
 local total = redis.call('ZCARD', KEYS[1])
-return positionReply(1, total - 1, total, nil, now, meta, seq, gen, expected)
+-- A new entry scores above everyone (sb + seq, or pb + seq in a FIFO pre-queue), so it is
+-- last; only a drawn pre-queue place needs ZRANK.
+local rank = total - 1
+if meta[C + 3] == '1' and score < (tonumber(meta[15]) or 0) then rank = redis.call('ZRANK', KEYS[1], member) end
+return positionReply(1, rank, total, nil, now, meta, score, gen, expected)

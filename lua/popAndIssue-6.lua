@@ -9,11 +9,13 @@
   KEYS[3] active   zset member -> token deadline (ms)
   KEYS[4] leases   zset member -> claim lease expiry (ms)
   KEYS[5] meta     hash: gen, bt/bts (bucket tokens, refill time), the admission
-                   window (lua/includes/admissionWindow.lua)
+                   window (lua/includes/admissionWindow.lua), the controls
+                   (lua/includes/controls.lua)
   KEYS[6] admits   zset admit id -> forget-after (ms): recent admit calls
 
   ARGV[1] generation the caller knows ('' if none)
-  ARGV[2] rate per second   ARGV[3] burst    ARGV[4] maxActive (-1: no cap)
+  ARGV[2] rate per second   ARGV[3] burst    ARGV[4] maxActive (-1: no cap): the
+          caller's options, used where the controls set none
   ARGV[5] token TTL (ms)    ARGV[6] admission window length (ms)
   ARGV[7] admit id (a repeated id is a re-sent call: it admits nothing, even when
           other instances admitted in between; else it would issue its tokens twice)
@@ -26,8 +28,11 @@
   it); when it exceeds the tokens sent the caller may call again for the rest.
   Or { STATE_LOST }.
 
-  Work: bounded by the members admitted (at most the burst, 10,000) and the
-  tokens reaped; a few O(log N) commands otherwise.
+  Modes: paused and closed admit nobody, nor does anything before opensAt;
+  passthrough admits up to PASSTHROUGH_BATCH a call, without the bucket or maxActive.
+
+  Work: bounded by the members admitted (at most 10,000) and the tokens reaped; a
+  few O(log N) commands otherwise.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -36,6 +41,7 @@
 --- @include "admissionWindow"
 
 local FIRST_TOKEN = 8
+local PASSTHROUGH_BATCH = 2000
 local ADMIT_ID_MEMORY_MS = 300000
 local expected = ARGV[1]
 local rate, burst, maxActive = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -67,7 +73,16 @@ local active = redis.call('ZCARD', KEYS[3])
 
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0 } end
-local meta = redis.call('HMGET', KEYS[5], 'bt', 'bts', unpack(WINDOW_FIELDS))
+-- meta: [1] bt [2] bts [3..8] the window [9..13] cm co cr cb ca
+local fields = { 'bt', 'bts' }
+for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
+for _, f in ipairs({ 'cm', 'co', 'cr', 'cb', 'ca' }) do fields[#fields + 1] = f end
+local meta = redis.call('HMGET', KEYS[5], unpack(fields))
+-- The controls override the caller's options where set.
+local mode, opensAt = meta[9] or 'open', tonumber(meta[10])
+rate = tonumber(meta[11]) or rate
+burst = tonumber(meta[12]) or burst
+maxActive = tonumber(meta[13]) or maxActive
 
 -- Token bucket: a new queue starts full; a clock that stepped back refills nothing.
 local tokens, refilledAt = tonumber(meta[1]), tonumber(meta[2])
@@ -82,6 +97,9 @@ end
 local waitingBefore = redis.call('ZCARD', KEYS[1])
 local admittable = math.min(math.floor(tokens + 1e-9), burst, waitingBefore)
 if maxActive >= 0 then admittable = math.min(admittable, maxActive - active) end
+local passthrough = mode == 'passthrough'
+if passthrough then admittable = math.min(waitingBefore, PASSTHROUGH_BATCH) end
+if mode == 'paused' or mode == 'closed' or (opensAt and now < opensAt) then admittable = 0 end
 admittable = math.max(0, admittable)
 local n = math.min(admittable, #ARGV - FIRST_TOKEN + 1)
 local reply = { int(expiresAt), active + n, gen, admittable }
@@ -105,7 +123,7 @@ if n > 0 then
     redis.call('HSET', KEYS[2], unpack(fields, 1, f))
     redis.call('ZADD', KEYS[3], unpack(scores, 1, f))
   end
-  tokens = tokens - n
+  if not passthrough then tokens = tokens - n end
 end
 
 -- %.17g keeps the bucket's exact double, as MemoryStore does: both stores admit alike

@@ -15,6 +15,7 @@
 --- @include "tokenRecord"
 --- @include "generation"
 --- @include "admissionWindow"
+--- @include "controls"
 --- @include "readPosition"
 
 local expected, member = ARGV[1], ARGV[2]

@@ -3,50 +3,71 @@
   The shape of the line, read-only: lets each app instance estimate ranks for
   polls without a Redis call per poll (see src/position-cache.ts).
 
-  KEYS[1] waiting  zset member -> entry sequence
-  KEYS[2] meta     hash: gen, admission window
+  KEYS[1] waiting  zset member -> entry score
+  KEYS[2] meta     hash: gen, admission window, controls
 
   ARGV[1] generation the caller knows ('' if none)
 
-  Returns { totalWaiting, headSeq|false, lastSeq|false, nowMs, windowStart,
-            windowCurrent, windowPrevious, windowFirst, generation,
-            rank, seq, rank, seq, ... }, or { STATE_LOST }.
+  Returns { totalWaiting, headScore|false, lastScore|false, nowMs, generation, the
+            six window values (lua/includes/admissionWindow.lua), the six controls a
+            position shows (lua/includes/controls.lua), rank, score, rank, score, ... },
+            or { STATE_LOST }.
 
-  After the generation come rank probes, as (rank, seq) pairs by increasing
-  rank: seq is the entry sequence of the member at that 0-based rank. Ranks 0,
-  then 64, 128, 256, ... (powers of two from 64) while below totalWaiting - 1,
-  then totalWaiting - 1; none when nobody waits. Rank 0 and totalWaiting - 1 are
-  the head and the last member already read; each other probe is one
-  ZRANGE key r r WITHSCORES, O(log N): 11 at 100,000 waiting, 14 at 1,000,000.
+  After the controls come rank probes, as (rank, score) pairs by increasing rank:
+  score is the entry score of the member at that 0-based rank. Ranks 0, then 64,
+  128, 256, ... (powers of two from 64) while below totalWaiting - 1, then
+  totalWaiting - 1; none when nobody waits. Where the line holds a pre-queue (scores
+  from pb up to sb), the members on both sides of each of those two boundaries are
+  probed too, so that no interpolated segment spans a gap between score bands.
+  Rank 0 and totalWaiting - 1 are the head and the last member already read; each
+  other probe is one ZRANGE key r r WITHSCORES, O(log N): 11 at 100,000 waiting,
+  14 at 1,000,000, plus 2 ZCOUNT and up to 4 ZRANGE around a pre-queue.
   All in this one script, so the probes and the rest are one consistent read.
 ]]
 --- @include "now"
 --- @include "generation"
 --- @include "admissionWindow"
+--- @include "controls"
 
 local gen = checkGeneration(KEYS[2], ARGV[1] or '')
 if not gen then return { STATE_LOST } end
-
 local total = redis.call('ZCARD', KEYS[1])
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-local window = redis.call('HMGET', KEYS[2], unpack(WINDOW_FIELDS))
-local reply = appendWindow({ total, head[2] or false, last[2] or false, nowMs(), gen }, window, 1)
 
-local n = #reply
-local function probe(rank, seq)
-  reply[n + 1] = rank
-  reply[n + 2] = seq
-  n = n + 2
-end
+-- meta: the window, the controls a position shows, then pb and sb (the band boundaries)
+local fields = {}
+for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
+for _, f in ipairs(POSITION_CONTROL_FIELDS) do fields[#fields + 1] = f end
+fields[#fields + 1] = 'pb'
+fields[#fields + 1] = 'sb'
+local meta = redis.call('HMGET', KEYS[2], unpack(fields))
+local reply = { total, head[2] or false, last[2] or false, nowMs(), gen }
+for i = 1, #WINDOW_FIELDS + #POSITION_CONTROL_FIELDS do reply[#reply + 1] = meta[i] or false end
 
+-- The ranks to probe (rank -> score when already known, else false).
+local ranks = {}
 if total > 0 and head[2] and last[2] then
-  probe(0, head[2])
+  ranks[0] = head[2]
   local rank = 64
   while rank < total - 1 do
-    probe(rank, redis.call('ZRANGE', KEYS[1], rank, rank, 'WITHSCORES')[2])
+    ranks[rank] = false
     rank = rank * 2
   end
-  if total > 1 then probe(total - 1, last[2]) end
+  ranks[total - 1] = last[2]
+  for _, boundary in ipairs({ tonumber(meta[#fields - 1]), tonumber(meta[#fields]) }) do
+    local below = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. string.format('%.17g', boundary))
+    if below > 0 and below < total then
+      ranks[below - 1] = ranks[below - 1] or false
+      ranks[below] = ranks[below] or false
+    end
+  end
+end
+local ordered = {}
+for rank in pairs(ranks) do ordered[#ordered + 1] = rank end
+table.sort(ordered)
+for _, rank in ipairs(ordered) do
+  reply[#reply + 1] = rank
+  reply[#reply + 1] = ranks[rank] or redis.call('ZRANGE', KEYS[1], rank, rank, 'WITHSCORES')[2]
 end
 return reply

@@ -113,6 +113,22 @@ export class QueueStateLostError extends WaitgateError {
   }
 }
 
+/**
+ * The queue is closed (`setControls({ mode: 'closed' })`, e.g. sold out): a member who
+ * is neither waiting nor holding a token cannot enter. Code `QUEUE_CLOSED`; HTTP 403.
+ * The message is the operator's `message` when one is set.
+ */
+export class QueueClosedError extends WaitgateError {
+  declare readonly code: 'QUEUE_CLOSED';
+  /** The operator's message, or null. */
+  readonly operatorMessage: string | null;
+
+  constructor(operatorMessage: string | null) {
+    super('QUEUE_CLOSED', operatorMessage ?? 'The queue is closed to new members.', { statusCode: 403 });
+    this.operatorMessage = operatorMessage;
+  }
+}
+
 /** True for any error thrown by any copy of waitgate. */
 export function isWaitgateError(error: unknown): error is WaitgateError {
   return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[BRAND] === true;

@@ -11,6 +11,7 @@ export {
   EntryTokenError,
   StoreUnavailableError,
   QueueStateLostError,
+  QueueClosedError,
   isWaitgateError,
   type EntryTokenErrorCode,
 } from './errors.js';
@@ -19,6 +20,7 @@ export { toHttpResponse, type HttpErrorResponse, type HttpErrorCode, type ErrorB
 export type { PositionCacheOptions } from './position-cache.js';
 export { DEFAULT_POLLING_INTERVALS, type WaitingQueueOptions, type PollingTier, type QueueConfig } from './options.js';
 export type { Position, PositionStatus, Admission, AdmittedMember, Claim, QueueStats } from './types.js';
+export { drawOrder, type QueueControls, type ControlsPatch, type QueueMode } from './controls.js';
 // For custom stores: the Store interface and what it exchanges with WaitingQueue.
 export type {
   Store,
@@ -33,4 +35,8 @@ export type {
   ConsumeRequest,
   StatsSnapshot,
   QueueSnapshot,
+  ControlsView,
+  StoredControls,
+  ControlsRequest,
+  EnterOptions,
 } from './store/store.js';

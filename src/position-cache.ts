@@ -142,6 +142,7 @@ export class PositionCache {
       window: line.window,
       now: line.now,
       seq: known.seq,
+      ...(line.controls ? { controls: line.controls } : {}),
     };
   }
 

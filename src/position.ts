@@ -2,7 +2,7 @@
 
 import { ADMISSION_WINDOW_MS, observedRate } from './admission-window.js';
 import type { PollingTier } from './options.js';
-import type { AdmissionWindow, MemberSnapshot } from './store/store.js';
+import type { AdmissionWindow, ControlsView, MemberSnapshot } from './store/store.js';
 import type { Position } from './types.js';
 
 /** Seconds between polls for a member at `rank` (READY and NOT_ENTERED members use the first tier). */
@@ -55,18 +55,43 @@ export function estimateWaitSeconds(rank: number, rate: number): number {
   return Math.max(1, Math.ceil(rank / rate));
 }
 
-/** Builds the public Position from a store snapshot. */
+/** The controls of a store without them: open, no message, nothing scheduled. */
+const OPEN: ControlsView = { mode: 'open', message: null, opensAt: null, shuffle: false, preQueueFrom: null, admitRatePerSecond: null };
+
+/**
+ * Builds the public Position from a store snapshot and the controls it carries.
+ *
+ * - Before a scheduled opening, a waiting member is estimated `null` and polls at the
+ *   slowest tier's interval, never past the opening; a member of a shuffled pre-queue
+ *   has no rank (its place is drawn at the opening).
+ * - Paused or closed, a waiting member is estimated `null` (nobody is admitted) and
+ *   polls at the slowest tier's interval.
+ */
 export function buildPosition(snapshot: MemberSnapshot, configuredRate: number, tiers: readonly PollingTier[]): Position {
+  const c = snapshot.controls ?? OPEN;
   const waiting = snapshot.status === 'WAITING';
   const ready = snapshot.status === 'READY';
-  const rank = waiting ? snapshot.rank : null;
+  const beforeOpening = c.opensAt !== null && snapshot.now < c.opensAt;
+  const drawn = waiting && beforeOpening && c.shuffle && c.preQueueFrom !== null && (snapshot.seq ?? -Infinity) >= c.preQueueFrom;
+  const rank = waiting && !drawn ? snapshot.rank : null;
+  const standing = beforeOpening || c.mode === 'paused' || c.mode === 'closed';
+  const slowest = tiers[tiers.length - 1]!.seconds;
+  let pollingIntervalSeconds = pollingIntervalFor(rank, tiers);
+  if (waiting && standing) pollingIntervalSeconds = slowest;
+  if (waiting && beforeOpening) pollingIntervalSeconds = Math.min(slowest, Math.max(1, Math.ceil((c.opensAt! - snapshot.now) / 1000)));
   return {
     status: snapshot.status,
     rank,
     currentTotalWaitingCount: snapshot.totalWaiting,
-    estimatedWaitSeconds: rank === null ? null : estimateWaitSeconds(rank, effectiveAdmissionRate(snapshot.window, snapshot.now, configuredRate)),
-    pollingIntervalSeconds: pollingIntervalFor(rank, tiers),
+    estimatedWaitSeconds:
+      !waiting || standing || rank === null
+        ? null
+        : estimateWaitSeconds(rank, effectiveAdmissionRate(snapshot.window, snapshot.now, c.admitRatePerSecond ?? configuredRate)),
+    pollingIntervalSeconds,
     entryToken: ready ? snapshot.entryToken : null,
     entryTokenExpiresAt: ready ? snapshot.entryTokenExpiresAt : null,
+    queueMode: c.mode,
+    message: c.message,
+    opensAt: beforeOpening ? c.opensAt : null,
   };
 }

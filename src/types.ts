@@ -1,6 +1,8 @@
 // The results a user of WaitingQueue sees. The store's side (the Store interface and
 // its raw snapshots) is in store/store.ts.
 
+import type { QueueMode } from './controls.js';
+
 /** Where a member stands. CLAIMED tokens still read as READY. */
 export type PositionStatus = 'WAITING' | 'READY' | 'NOT_ENTERED';
 
@@ -19,6 +21,12 @@ export interface Position {
   entryToken: string | null;
   /** READY only: when the unused token expires, epoch milliseconds. */
   entryTokenExpiresAt: number | null;
+  /** How the queue lets members through now (`setControls`): `open`, `paused`, `passthrough` or `closed`. */
+  queueMode: QueueMode;
+  /** The operator's message for waiting members (e.g. why the sale is paused), or null. */
+  message: string | null;
+  /** While an opening is scheduled and still ahead: when, epoch ms (a page shows a countdown). Null otherwise. */
+  opensAt: number | null;
 }
 
 /** A member admitted by `admit()`. */

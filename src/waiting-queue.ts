@@ -3,14 +3,15 @@
 import { EventEmitter } from 'node:events';
 import { ADMISSION_WINDOW_MS, observedRate } from './admission-window.js';
 import { parseAdmitterOptions, startTimer, type Admitter, type AdmitterOptions } from './admitter.js';
-import { EntryTokenError, isWaitgateError } from './errors.js';
+import { controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
+import { EntryTokenError, WaitgateConfigError, isWaitgateError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache } from './position-cache.js';
 import { buildPosition } from './position.js';
 import { withTimeout } from './store/with-timeout.js';
 import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
-import type { Store, StoreWarning } from './store/store.js';
+import type { MemberSnapshot, Store, StoreWarning } from './store/store.js';
 import type { Admission, AdmittedMember, Claim, Position, PositionStatus, QueueStats } from './types.js';
 
 /** Events of a {@link WaitingQueue} and their listener arguments. */
@@ -26,6 +27,8 @@ export interface WaitingQueueEvents {
    * was reported. Without a listener it goes to `process.emitWarning`.
    */
   recovered: [notice: RecoveryNotice];
+  /** This instance changed the controls (`setControls`): the controls in force after it. */
+  controls: [controls: QueueControls];
 }
 
 /** Payload of the `recovered` event. */
@@ -75,6 +78,8 @@ export class WaitingQueue {
   #checkedStore = false;
   /** What the last admission step found admittable: the next one sends about that many tokens. */
   #lastAdmittable = 0;
+  /** The queue was in passthrough at the last answer: a new member's enter carries a token. */
+  #passthrough = false;
 
   /** @throws {@link WaitgateConfigError} naming an unknown or bad option. */
   constructor(options: WaitingQueueOptions) {
@@ -99,12 +104,56 @@ export class WaitingQueue {
    */
   async enter(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
-    const notAfter = performance.now() + this.#config.operationTimeoutMs;
-    const snapshot = await this.#call('enter', (s) => s.enter(this.name, id, { notAfter }));
+    let snapshot = await this.#enter(id, this.#passthrough);
+    // Passthrough began since this instance last looked: again, with a token to issue at once.
+    if (snapshot.needsToken) snapshot = await this.#enter(id, true);
     // No invalidation of the snapshot: a new member is behind everyone it shows, and the
     // snapshot's refresh limit must hold under the arrival surge (it is at most refreshMs old).
     this.#cache?.remember(id, snapshot);
     return this.#position(snapshot);
+  }
+
+  /** One enter call, with a fresh token for passthrough when `withToken`. */
+  async #enter(id: string, withToken: boolean): Promise<MemberSnapshot> {
+    const notAfter = performance.now() + this.#config.operationTimeoutMs;
+    const options = withToken ? { notAfter, token: newEntryToken(), tokenTtlMs: this.#config.entryTokenTtlMs } : { notAfter };
+    return this.#call('enter', (s) => s.enter(this.name, id, options));
+  }
+
+  /**
+   * Changes the queue's runtime controls, for every instance at once (they are kept in
+   * the store): the mode (`open`, `paused`, `passthrough`, `closed`), a message for
+   * waiting members, the rate, burst and `maxActive`, and a scheduled opening
+   * (`opensAt`, optionally `shuffle`d). Validated like the constructor's options;
+   * atomic; a patch that changes nothing changes nothing (the version stays).
+   * Emits `controls`.
+   * @returns the controls in force after the change.
+   * @throws {@link WaitgateConfigError} naming a bad or unknown field, or what the
+   *   queue's state forbids (a shuffled opening in the past, changing `shuffle` once
+   *   the pre-queue has members); nothing is written then. {@link StoreUnavailableError}.
+   */
+  async setControls(patch: ControlsPatch): Promise<QueueControls> {
+    const valid = parseControlsPatch(patch);
+    const store = this.#controlsStore();
+    const { seed, commitment } = newDrawSeed();
+    await this.#call('setControls', () => store.setControls!(this.name, { patch: valid, seed, commitment }));
+    const controls = await this.controls();
+    this.#events.emit('controls', controls);
+    return controls;
+  }
+
+  /** The controls in force: those set through `setControls`, and this instance's options for the fields never set. */
+  async controls(): Promise<QueueControls> {
+    const store = this.#controlsStore();
+    const stored = await this.#call('controls', () => store.controls!(this.name));
+    return controlsInForce(stored, this.#config);
+  }
+
+  #controlsStore(): Store {
+    if (typeof this.#store.setControls !== 'function' || typeof this.#store.controls !== 'function') {
+      throw new WaitgateConfigError('store', 'does not keep runtime controls (setControls/controls); RedisStore and MemoryStore do');
+    }
+    return this.#store;
   }
 
   /**
@@ -300,7 +349,8 @@ export class WaitingQueue {
     return this;
   }
 
-  #position(snapshot: Parameters<typeof buildPosition>[0]): Position {
+  #position(snapshot: MemberSnapshot): Position {
+    if (snapshot.controls) this.#passthrough = snapshot.controls.mode === 'passthrough';
     return buildPosition(snapshot, this.#config.admitRatePerSecond, this.#config.pollingIntervals);
   }
 

@@ -2,23 +2,32 @@
 -- member is READY, never NOT_ENTERED. An expired record that has not been reaped
 -- yet reads as absent.
 --
--- The meta fields a position needs, in one HMGET (needs the admissionWindow include):
---   [1] gen  [2] seq (last entry sequence)  [3..8] the admission window
-local META_WINDOW_AT = 3
+-- The meta fields a position needs, in one HMGET (needs the admissionWindow and
+-- controls includes): [1] gen  [2] seq (last entry sequence)  [3..8] the admission
+-- window  [9..14] the controls a position shows  [15] sb  [16] cd (draw seed)
+local META_WINDOW_AT, META_CONTROLS_AT = 3, 9
 local function readMeta(metaKey)
-  return redis.call('HMGET', metaKey, 'gen', 'seq', unpack(WINDOW_FIELDS))
+  local fields = { 'gen', 'seq' }
+  for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
+  for _, f in ipairs(POSITION_CONTROL_FIELDS) do fields[#fields + 1] = f end
+  fields[#fields + 1] = 'sb'
+  fields[#fields + 1] = 'cd'
+  return redis.call('HMGET', metaKey, unpack(fields))
 end
 
 -- Reply: { status (0 NOT_ENTERED | 1 WAITING | 2 READY), rank|false, total,
---          token|false, tokenExpMs|false, nowMs, entrySeq|false, generation|false,
---          then the six window values (admissionWindow.lua) }
+--          token|false, tokenExpMs|false, nowMs, entryScore|false, generation|false,
+--          then the six window values (admissionWindow.lua), then the six controls
+--          (controls.lua POSITION_CONTROL_FIELDS) }
 -- The generation is sent only when the caller does not know it yet (`expected`
 -- differs): a reply is smaller on the hot path, and the caller keeps the one it knows.
 local function positionReply(status, rank, total, record, now, meta, seq, gen, expected)
   local token, tokenExp = false, false
   if record then token, tokenExp = record.token, record.tokenExp end
   if gen == expected then gen = false end
-  return appendWindow({ status, rank, total, token, tokenExp, now, seq, gen }, meta, META_WINDOW_AT)
+  local reply = appendWindow({ status, rank, total, token, tokenExp, now, seq, gen }, meta, META_WINDOW_AT)
+  for i = 0, #POSITION_CONTROL_FIELDS - 1 do reply[#reply + 1] = meta[META_CONTROLS_AT + i] or false end
+  return reply
 end
 
 -- The position of a member whose live token record (or nil) was already read.

@@ -12,6 +12,7 @@ export type HttpErrorCode =
   | 'ENTRY_TOKEN_IN_USE'
   | 'STORE_UNAVAILABLE'
   | 'QUEUE_STATE_LOST'
+  | 'QUEUE_CLOSED'
   | 'CONFIG_INVALID';
 
 /** The body of every error answer. */
@@ -77,6 +78,8 @@ export function toHttpResponse(error: unknown): HttpErrorResponse | null {
     case 'QUEUE_STATE_LOST':
       // No Retry-After: retrying will not help until an operator has acted.
       return errorResponse(503, 'QUEUE_STATE_LOST', 'The waiting queue was reset on the server and is closed until the operator restores it; retrying will not help.');
+    case 'QUEUE_CLOSED':
+      return errorResponse(403, 'QUEUE_CLOSED', e.message);
     case 'CONFIG_INVALID':
       // The server's own mistake: the option's name is for its logs, not for the client.
       return errorResponse(500, 'CONFIG_INVALID', 'The waiting queue is misconfigured on the server.');

@@ -3,6 +3,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { EMPTY_WINDOW, recordAdmissionStep } from '../admission-window.js';
+import { drawScore, type QueueMode } from '../controls.js';
+import { QueueClosedError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
 import type {
   AdmissionWindow,
@@ -11,11 +13,15 @@ import type {
   ClaimRequest,
   ClaimResult,
   ConsumeRequest,
+  ControlsRequest,
+  ControlsView,
+  EnterOptions,
   MemberSnapshot,
   QueueSnapshot,
   SettleRequest,
   StatsSnapshot,
   Store,
+  StoredControls,
 } from './store.js';
 import { WaitingLine } from './waiting-line.js';
 
@@ -43,7 +49,31 @@ interface QueueState {
   window: AdmissionWindow;
   /** admit id -> forget-after (ms): a repeated id is a re-sent call (mirrors the `admits` key). */
   recentAdmits: Map<string, number>;
+  controls: Controls;
 }
+
+/** The controls as kept (mirrors lua/includes/controls.lua); undefined: never set. */
+interface Controls {
+  mode?: QueueMode;
+  message?: string;
+  rate?: number;
+  burst?: number;
+  /** null: no cap. */
+  maxActive?: number | null;
+  opensAt?: number;
+  shuffle?: boolean;
+  seed?: string;
+  commitment?: string;
+  version: number;
+  /** First score of the pre-queue, and the score base of entries after its opening. */
+  preQueueFrom?: number;
+  scoreBase?: number;
+}
+
+/** lua/includes/controls.lua DRAW_RANGE: 2^40. */
+const DRAW_RANGE = 2 ** 40;
+/** lua/popAndIssue-6.lua PASSTHROUGH_BATCH. */
+const PASSTHROUGH_BATCH = 2000;
 
 /** How long an admit id is remembered (as the Lua script does). */
 const ADMIT_ID_MEMORY_MS = 300_000;
@@ -62,15 +92,32 @@ function sameToken(a: string, b: string): boolean {
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 
-/** The rank probes of lua/queueSnapshot-2.lua: ranks 0, 64, 128, 256, … while below size − 1, and size − 1. */
-function rankProbes(line: WaitingLine): Array<{ rank: number; seq: number }> {
-  const probes: Array<{ rank: number; seq: number }> = [];
+/**
+ * The rank probes of lua/queueSnapshot-2.lua: ranks 0, 64, 128, 256, … while below
+ * size − 1, and size − 1, and the members on both sides of each score boundary.
+ */
+function rankProbes(line: WaitingLine, boundaries: readonly number[]): Array<{ rank: number; seq: number }> {
   const lastRank = line.size - 1;
-  if (lastRank < 0) return probes;
-  probes.push({ rank: 0, seq: line.seqAtRank(0)! });
-  for (let rank = 64; rank < lastRank; rank *= 2) probes.push({ rank, seq: line.seqAtRank(rank)! });
-  if (lastRank > 0) probes.push({ rank: lastRank, seq: line.seqAtRank(lastRank)! });
-  return probes;
+  if (lastRank < 0) return [];
+  const ranks = new Set<number>([0, lastRank]);
+  for (let rank = 64; rank < lastRank; rank *= 2) ranks.add(rank);
+  for (const boundary of boundaries) {
+    const below = line.countBelow(boundary);
+    if (below > 0 && below <= lastRank) ranks.add(below - 1).add(below);
+  }
+  return [...ranks].sort((a, b) => a - b).map((rank) => ({ rank, seq: line.seqAtRank(rank)! }));
+}
+
+/** The controls a position shows. */
+function controlsView(c: Controls): ControlsView {
+  return {
+    mode: c.mode ?? 'open',
+    message: c.message ?? null,
+    opensAt: c.opensAt ?? null,
+    shuffle: c.shuffle === true,
+    preQueueFrom: c.preQueueFrom ?? null,
+    admitRatePerSecond: c.rate ?? null,
+  };
 }
 
 /**
@@ -94,12 +141,25 @@ export class MemoryStore implements Store {
   }
 
   /** `options.notAfter` is not needed here: an in-process call cannot arrive late. */
-  async enter(queue: string, memberId: string, _options?: { notAfter?: number }): Promise<MemberSnapshot> {
+  async enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
     const q = this.#queue(queue);
     const now = this.#now();
     const record = q.tokens.get(memberId);
     if (record && deadlineOf(record) <= now) q.tokens.delete(memberId);
-    if (!q.tokens.has(memberId) && !q.waiting.has(memberId)) q.waiting.push(memberId, ++q.seq);
+    if (q.tokens.has(memberId) || q.waiting.has(memberId)) return this.#snapshot(q, memberId, now);
+    const c = q.controls;
+    if (c.mode === 'closed') throw new QueueClosedError(c.message ?? null);
+    if (c.mode === 'passthrough') {
+      if (options.token === undefined || options.tokenTtlMs === undefined) return { ...this.#snapshot(q, memberId, now), needsToken: true };
+      q.tokens.set(memberId, { token: options.token, tokenExp: now + options.tokenTtlMs, claimId: null, claimExp: 0 });
+      return this.#snapshot(q, memberId, now);
+    }
+    const seq = ++q.seq;
+    const preQueue = c.opensAt !== undefined && now < c.opensAt && c.preQueueFrom !== undefined;
+    const score = preQueue
+      ? c.preQueueFrom! + (c.shuffle && c.seed !== undefined ? drawScore(c.seed, memberId) : seq)
+      : (c.scoreBase ?? 0) + seq;
+    q.waiting.insert(memberId, score);
     return this.#snapshot(q, memberId, now);
   }
 
@@ -116,14 +176,22 @@ export class MemoryStore implements Store {
     for (const [id, forgetAt] of q.recentAdmits) if (forgetAt <= now) q.recentAdmits.delete(id);
     if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [], admittable: 0 };
 
-    const bucket = q.bucket ?? { tokens: request.burst, refilledAt: now };
+    // The controls override the caller's options where set.
+    const c = q.controls;
+    const rate = c.rate ?? request.ratePerSecond;
+    const burst = c.burst ?? request.burst;
+    const maxActive = c.maxActive === undefined ? request.maxActive : c.maxActive;
+    const bucket = q.bucket ?? { tokens: burst, refilledAt: now };
     if (now > bucket.refilledAt) {
-      bucket.tokens = Math.min(request.burst, bucket.tokens + ((now - bucket.refilledAt) * request.ratePerSecond) / 1000);
+      bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.refilledAt) * rate) / 1000);
       bucket.refilledAt = now;
     }
     const waitingBefore = q.waiting.size;
-    let admittable = Math.min(Math.floor(bucket.tokens + 1e-9), request.burst, waitingBefore);
-    if (request.maxActive !== null) admittable = Math.min(admittable, request.maxActive - active);
+    let admittable = Math.min(Math.floor(bucket.tokens + 1e-9), burst, waitingBefore);
+    if (maxActive !== null) admittable = Math.min(admittable, maxActive - active);
+    const passthrough = c.mode === 'passthrough';
+    if (passthrough) admittable = Math.min(waitingBefore, PASSTHROUGH_BATCH);
+    if (c.mode === 'paused' || c.mode === 'closed' || (c.opensAt !== undefined && now < c.opensAt)) admittable = 0;
     admittable = Math.max(0, admittable);
     const n = Math.min(admittable, request.tokens.length);
 
@@ -132,7 +200,7 @@ export class MemoryStore implements Store {
       q.tokens.set(memberId, { token: entryToken, tokenExp: expiresAt, claimId: null, claimExp: 0 });
       return { memberId, entryToken };
     });
-    bucket.tokens -= n;
+    if (!passthrough) bucket.tokens -= n;
     q.bucket = bucket;
     q.window = recordAdmissionStep(q.window, n, waitingBefore, now, request.windowMs);
     q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
@@ -196,13 +264,83 @@ export class MemoryStore implements Store {
   async queueSnapshot(queue: string): Promise<QueueSnapshot> {
     const q = this.#queue(queue);
     const { head, last } = q.waiting.ends();
-    return { totalWaiting: q.waiting.size, headSeq: head, lastSeq: last, window: q.window, now: this.#now(), probes: rankProbes(q.waiting) };
+    const boundaries = [q.controls.preQueueFrom, q.controls.scoreBase].filter((b): b is number => b !== undefined);
+    return {
+      totalWaiting: q.waiting.size,
+      headSeq: head,
+      lastSeq: last,
+      window: q.window,
+      now: this.#now(),
+      probes: rankProbes(q.waiting, boundaries),
+      controls: controlsView(q.controls),
+    };
+  }
+
+  async setControls(queue: string, request: ControlsRequest): Promise<{ version: number }> {
+    const q = this.#queue(queue);
+    const now = this.#now();
+    const current = q.controls;
+    const p = request.patch;
+    const next: Controls = { ...current };
+    if (p.mode !== undefined) next.mode = p.mode;
+    if (p.message !== undefined) next.message = p.message ?? undefined;
+    if (p.admitRatePerSecond !== undefined) next.rate = p.admitRatePerSecond;
+    if (p.admitBurst !== undefined) next.burst = p.admitBurst;
+    if (p.maxActive !== undefined) next.maxActive = p.maxActive;
+    if (p.opensAt !== undefined) next.opensAt = p.opensAt ?? undefined;
+    if (p.shuffle !== undefined) next.shuffle = p.shuffle;
+
+    // What only the store can judge (mirrors lua/setControls-2.lua).
+    const pendingBefore = current.opensAt !== undefined && now < current.opensAt;
+    const pendingAfter = next.opensAt !== undefined && now < next.opensAt;
+    const startsDraw = (p.shuffle !== undefined || p.opensAt !== undefined) && next.shuffle === true && !(pendingBefore && current.shuffle === true);
+    if (startsDraw && !pendingAfter) {
+      if (next.opensAt !== undefined) throw new WaitgateConfigError('opensAt', 'is in the past: a shuffled pre-queue needs an opening in the future');
+      throw new WaitgateConfigError('shuffle', 'needs opensAt in the future (the pre-queue is drawn at opensAt)');
+    }
+    if (pendingBefore && (current.shuffle === true) !== (next.shuffle === true) && current.preQueueFrom !== undefined && current.scoreBase !== undefined) {
+      const preQueued = q.waiting.countBelow(current.scoreBase) - q.waiting.countBelow(current.preQueueFrom);
+      if (preQueued > 0) throw new WaitgateConfigError('shuffle', `cannot change once the pre-queue has members (${preQueued} waiting for the opening)`);
+    }
+    const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle'] as const;
+    if (fields.every((f) => next[f] === current[f])) return { version: current.version };
+    if (pendingAfter && !pendingBefore) {
+      next.preQueueFrom = (current.scoreBase ?? 0) + q.seq + 1;
+      next.scoreBase = next.preQueueFrom + DRAW_RANGE;
+    }
+    if (startsDraw) {
+      next.seed = request.seed;
+      next.commitment = request.commitment;
+    } else if (next.shuffle !== true && pendingBefore && current.shuffle === true) {
+      next.seed = undefined;
+      next.commitment = undefined;
+    }
+    next.version = current.version + 1;
+    q.controls = next;
+    return { version: next.version };
+  }
+
+  async controls(queue: string): Promise<StoredControls> {
+    const c = this.#queue(queue).controls;
+    return {
+      now: this.#now(),
+      mode: c.mode ?? null,
+      message: c.message ?? null,
+      admitRatePerSecond: c.rate ?? null,
+      admitBurst: c.burst ?? null,
+      maxActive: c.maxActive,
+      opensAt: c.opensAt ?? null,
+      shuffle: c.shuffle === true,
+      drawSeed: c.seed ?? null,
+      drawCommitment: c.commitment ?? null,
+      version: c.version,
+    };
   }
 
   #queue(name: string): QueueState {
     let q = this.#queues.get(name);
     if (!q) {
-      q = { seq: 0, waiting: new WaitingLine(), tokens: new Map(), consumed: new Map(), bucket: null, window: EMPTY_WINDOW, recentAdmits: new Map() };
+      q = { seq: 0, waiting: new WaitingLine(), tokens: new Map(), consumed: new Map(), bucket: null, window: EMPTY_WINDOW, recentAdmits: new Map(), controls: { version: 0 } };
       this.#queues.set(name, q);
     }
     return q;
@@ -221,6 +359,7 @@ export class MemoryStore implements Store {
       window: q.window,
       now,
       seq: rank === null ? null : q.waiting.seqOf(memberId),
+      controls: controlsView(q.controls),
     };
   }
 }

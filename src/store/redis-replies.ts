@@ -1,9 +1,10 @@
 // Decoding the scripts' positional replies into the Store's snapshots. Each layout is
 // documented in its script's header; the indices live here and nowhere else.
 
-import type { AdmissionWindow, MemberSnapshot, QueueSnapshot, StatsSnapshot } from './store.js';
+import type { QueueMode } from '../controls.js';
+import { QueueClosedError, WaitgateConfigError } from '../errors.js';
 import { CLAIM_STATUS, POSITION_STATUS } from './status-codes.js';
-import type { ClaimResult } from './store.js';
+import type { AdmissionWindow, ClaimResult, ControlsView, MemberSnapshot, QueueSnapshot, StatsSnapshot, StoredControls } from './store.js';
 
 /** A script's reply as ioredis hands it over. */
 export type Reply = Array<string | number | null>;
@@ -33,8 +34,43 @@ function decodeWindow(r: Reply, at: number): AdmissionWindow {
 
 const WINDOW_LENGTH = 6;
 
+const MODES: readonly QueueMode[] = ['open', 'paused', 'passthrough', 'closed'];
+const str = (v: Value): string | null => (v === null || v === undefined || v === '' ? null : String(v));
+
+/** The six values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr), starting at `at`. */
+function decodeControlsView(r: Reply, at: number): ControlsView {
+  const mode = str(r[at]);
+  return {
+    mode: mode !== null && (MODES as readonly string[]).includes(mode) ? (mode as QueueMode) : 'open',
+    message: str(r[at + 1]),
+    opensAt: num(r[at + 2]),
+    shuffle: str(r[at + 3]) === '1',
+    preQueueFrom: num(r[at + 4]),
+    admitRatePerSecond: num(r[at + 5]),
+  };
+}
+
+const CONTROLS_LENGTH = 6;
+
+/** lua/includes/controls.lua: codes of enter replies that are not a position. */
+const QUEUE_CLOSED = -2;
+const NEED_TOKEN = -3;
+
 /** lua/includes/readPosition.lua, positionReply. */
-const POSITION = { status: 0, rank: 1, total: 2, token: 3, tokenExp: 4, now: 5, seq: 6, generation: 7, window: 8 } as const;
+const POSITION = { status: 0, rank: 1, total: 2, token: 3, tokenExp: 4, now: 5, seq: 6, generation: 7, window: 8, controls: 8 + WINDOW_LENGTH } as const;
+
+/**
+ * An enter reply: a position, or `{ QUEUE_CLOSED, message }` (throws
+ * {@link QueueClosedError}), or `{ NEED_TOKEN }` (a snapshot flagged `needsToken`).
+ */
+export function decodeEnter(r: Reply): { snapshot: MemberSnapshot; generation: Value } {
+  if (r[0] === QUEUE_CLOSED) throw new QueueClosedError(str(r[1]));
+  if (r[0] === NEED_TOKEN && r.length === 1) {
+    const snapshot: MemberSnapshot = { status: 'NOT_ENTERED', rank: null, totalWaiting: 0, entryToken: null, entryTokenExpiresAt: null, now: 0, window: { start: null, current: 0, previous: 0, first: null }, needsToken: true };
+    return { snapshot, generation: undefined };
+  }
+  return decodePosition(r);
+}
 
 export function decodePosition(r: Reply): { snapshot: MemberSnapshot; generation: Value } {
   const status = POSITION_STATUS[Number(r[POSITION.status])];
@@ -51,6 +87,7 @@ export function decodePosition(r: Reply): { snapshot: MemberSnapshot; generation
       now: Number(r[POSITION.now]),
       seq: num(r[POSITION.seq]),
       window: decodeWindow(r, POSITION.window),
+      controls: decodeControlsView(r, POSITION.controls),
     },
   };
 }
@@ -72,7 +109,7 @@ export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value
 }
 
 /** lua/queueSnapshot-2.lua: the fixed part, then (rank, seq) pairs to the end. */
-const SNAPSHOT = { total: 0, headSeq: 1, lastSeq: 2, now: 3, generation: 4, window: 5, probes: 5 + WINDOW_LENGTH } as const;
+const SNAPSHOT = { total: 0, headSeq: 1, lastSeq: 2, now: 3, generation: 4, window: 5, controls: 5 + WINDOW_LENGTH, probes: 5 + WINDOW_LENGTH + CONTROLS_LENGTH } as const;
 
 export function decodeQueueSnapshot(r: Reply): { snapshot: QueueSnapshot; generation: Value } {
   const probes: Array<{ rank: number; seq: number }> = [];
@@ -85,6 +122,7 @@ export function decodeQueueSnapshot(r: Reply): { snapshot: QueueSnapshot; genera
       lastSeq: num(r[SNAPSHOT.lastSeq]),
       now: Number(r[SNAPSHOT.now]),
       window: decodeWindow(r, SNAPSHOT.window),
+      controls: decodeControlsView(r, SNAPSHOT.controls),
       probes,
     },
   };
@@ -112,4 +150,36 @@ export function decodeClaim(r: Reply): ClaimResult {
   if (status === 'INVALID') return { status };
   if (status === 'IN_USE') return { status, leaseExpiresAt: Number(r[1]), now: Number(r[2]) };
   throw new Error(`claimToken replied with an unknown status ${String(r[0])}`);
+}
+
+/** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation }. */
+export function decodeControls(r: Reply): { controls: StoredControls; generation: Value } {
+  const mode = str(r[1]);
+  const maxActive = num(r[5]);
+  return {
+    generation: r[11],
+    controls: {
+      now: Number(r[0]),
+      mode: mode !== null && (MODES as readonly string[]).includes(mode) ? (mode as QueueMode) : null,
+      message: str(r[2]),
+      admitRatePerSecond: num(r[3]),
+      admitBurst: num(r[4]),
+      maxActive: maxActive === null ? undefined : maxActive < 0 ? null : maxActive,
+      opensAt: num(r[6]),
+      shuffle: str(r[7]) === '1',
+      drawSeed: str(r[8]),
+      drawCommitment: str(r[9]),
+      version: num(r[10]) ?? 0,
+    },
+  };
+}
+
+/** The field names of lua/setControls-2.lua's refusals, as the patch names them. */
+const PATCH_FIELD: Readonly<Record<string, string>> = { opensAt: 'opensAt', shuffle: 'shuffle' };
+
+/** lua/setControls-2.lua: { 1, version } or { 0, field, reason } (throws {@link WaitgateConfigError}). */
+export function decodeSetControls(r: Reply): { version: number } {
+  if (Number(r[0]) === 1) return { version: Number(r[1]) };
+  const field = String(r[1]);
+  throw new WaitgateConfigError(PATCH_FIELD[field] ?? field, String(r[2]));
 }

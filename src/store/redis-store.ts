@@ -11,7 +11,18 @@ import { Generations } from './generations.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import type { ScriptName } from './lua.generated.js';
 import { RedisClock } from './redis-clock.js';
-import { decodeAdmit, decodeClaim, decodePosition, decodeQueueSnapshot, decodeStats, isStateLost, type Reply } from './redis-replies.js';
+import {
+  decodeAdmit,
+  decodeClaim,
+  decodeControls,
+  decodeEnter,
+  decodePosition,
+  decodeQueueSnapshot,
+  decodeSetControls,
+  decodeStats,
+  isStateLost,
+  type Reply,
+} from './redis-replies.js';
 import { registerScripts, type RedisClientLike, type ScriptRunner } from './redis-scripts.js';
 import type {
   AdmitRequest,
@@ -19,12 +30,15 @@ import type {
   ClaimRequest,
   ClaimResult,
   ConsumeRequest,
+  ControlsRequest,
+  EnterOptions,
   MemberSnapshot,
   QueueSnapshot,
   SettleRequest,
   StatsSnapshot,
   Store,
   StoreWarning,
+  StoredControls,
 } from './store.js';
 
 export type { RedisClientLike } from './redis-scripts.js';
@@ -80,12 +94,19 @@ export class RedisStore implements Store {
     parsed.client.on?.('ready', () => this.#clock.reset());
   }
 
-  async enter(queue: string, memberId: string, options: { notAfter?: number } = {}): Promise<MemberSnapshot> {
+  async enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
     const k = this.#keysOf(queue);
     // The caller's deadline on Redis's clock (a lower bound, so never later than the real one);
     // '' until a reply has told us this queue's node's time.
     const notAfter = options.notAfter === undefined ? undefined : this.#clock.toRedisTime(queue, options.notAfter);
-    return this.#position(queue, await this.#call(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta], [memberId, notAfter ?? '']));
+    const args = [memberId, notAfter ?? ''];
+    if (options.token !== undefined && options.tokenTtlMs !== undefined) args.push(options.token, options.tokenTtlMs);
+    const reply = await this.#call<Reply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta], args);
+    const { snapshot, generation } = decodeEnter(reply);
+    if (snapshot.needsToken) return snapshot;
+    this.#generations.learn(queue, generation);
+    this.#clock.observe(queue, snapshot.now, performance.now());
+    return snapshot;
   }
 
   async position(queue: string, memberId: string): Promise<MemberSnapshot> {
@@ -142,6 +163,31 @@ export class RedisStore implements Store {
     const { snapshot, generation } = decodeQueueSnapshot(await this.#call(queue, 'queueSnapshot', [k.waiting, k.meta], []));
     this.#generations.learn(queue, generation);
     return snapshot;
+  }
+
+  async setControls(queue: string, request: ControlsRequest): Promise<{ version: number }> {
+    const k = this.#keysOf(queue);
+    const p = request.patch;
+    const pairs: Array<string | number> = [];
+    const put = (field: string, value: string | number | undefined) => {
+      if (value !== undefined) pairs.push(field, value);
+    };
+    put('cm', p.mode);
+    put('cx', p.message === null ? '' : p.message);
+    put('cr', p.admitRatePerSecond === undefined ? undefined : String(p.admitRatePerSecond));
+    put('cb', p.admitBurst);
+    put('ca', p.maxActive === null ? -1 : p.maxActive);
+    put('co', p.opensAt === null ? '' : p.opensAt);
+    put('cs', p.shuffle === undefined ? undefined : p.shuffle ? '1' : '0');
+    const reply = await this.#call<Reply>(queue, 'setControls', [k.waiting, k.meta], [request.seed, request.commitment, ...pairs]);
+    return decodeSetControls(reply);
+  }
+
+  async controls(queue: string): Promise<StoredControls> {
+    const k = this.#keysOf(queue);
+    const { controls, generation } = decodeControls(await this.#call(queue, 'controls', [k.meta], []));
+    this.#generations.learn(queue, generation);
+    return controls;
   }
 
   /**

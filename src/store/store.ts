@@ -2,7 +2,57 @@
 // exchanges with WaitingQueue. Exported for custom stores; users of WaitingQueue
 // see only the results in types.ts.
 
+import type { QueueMode } from '../controls.js';
 import type { PositionStatus } from '../types.js';
+
+/**
+ * The controls a position shows, as the store read them with it. Optional in
+ * snapshots, for custom stores without controls (then: open, no message).
+ */
+export interface ControlsView {
+  mode: QueueMode;
+  message: string | null;
+  /** Epoch ms; null when no opening is scheduled. */
+  opensAt: number | null;
+  shuffle: boolean;
+  /** The first entry score of the pre-queue (a member scored from it on entered before opensAt); null without one. */
+  preQueueFrom: number | null;
+  /** The rate set through the controls; null when unset (the instance's option applies). */
+  admitRatePerSecond: number | null;
+}
+
+/** The controls as stored: null where a field was never set (maxActive: undefined never set, null no cap). */
+export interface StoredControls {
+  mode: QueueMode | null;
+  message: string | null;
+  admitRatePerSecond: number | null;
+  admitBurst: number | null;
+  maxActive: number | null | undefined;
+  opensAt: number | null;
+  shuffle: boolean;
+  drawSeed: string | null;
+  drawCommitment: string | null;
+  version: number;
+  /** The store's clock, epoch ms. */
+  now: number;
+}
+
+/** One `setControls` step: the validated patch, and a fresh seed in case it starts a draw. */
+export interface ControlsRequest {
+  patch: {
+    mode?: QueueMode;
+    message?: string | null;
+    admitRatePerSecond?: number;
+    admitBurst?: number;
+    maxActive?: number | null;
+    opensAt?: number | null;
+    shuffle?: boolean;
+  };
+  /** 64 hex digits; kept by the store only if this call starts a draw. */
+  seed: string;
+  /** SHA-256 of the seed's bytes, hex. */
+  commitment: string;
+}
 
 /** Recent admissions, kept by the store as two fixed windows read as a sliding one. */
 export interface AdmissionWindow {
@@ -39,8 +89,12 @@ export interface MemberSnapshot {
   window: AdmissionWindow;
   /** The store's clock (Redis `TIME`), epoch ms. */
   now: number;
-  /** WAITING only: the member's entry sequence (its place in FIFO order). Optional for custom stores. */
+  /** WAITING only: the member's entry score (its place in the line's order). Optional for custom stores. */
   seq?: number | null;
+  /** The controls in force when the store answered. Optional for custom stores. */
+  controls?: ControlsView;
+  /** enter only: the member is new and the queue lets everyone through; send the call again with a token. */
+  needsToken?: boolean;
 }
 
 /** The shape of the line: enough to estimate a waiting member's rank from its entry sequence. */
@@ -64,6 +118,8 @@ export interface QueueSnapshot {
    * between `headSeq` and `lastSeq` alone.
    */
   probes?: ReadonlyArray<{ rank: number; seq: number }>;
+  /** The controls in force when the snapshot was taken. Optional for custom stores. */
+  controls?: ControlsView;
 }
 
 /** Arguments of one admission step. */
@@ -146,7 +202,7 @@ export interface Store {
    * enter write: the member may have been admitted and consumed meanwhile through a
    * retry, and a late enter would queue them again for a second admission.
    */
-  enter(queue: string, memberId: string, options?: { notAfter?: number }): Promise<MemberSnapshot>;
+  enter(queue: string, memberId: string, options?: EnterOptions): Promise<MemberSnapshot>;
   position(queue: string, memberId: string): Promise<MemberSnapshot>;
   admit(queue: string, request: AdmitRequest): Promise<AdmitResult>;
   claim(queue: string, request: ClaimRequest): Promise<ClaimResult>;
@@ -160,4 +216,21 @@ export interface Store {
   queueSnapshot?(queue: string): Promise<QueueSnapshot>;
   /** Optional set-up checks (e.g. Redis eviction policy), run once per queue on first use. */
   warnings?(): Promise<StoreWarning[]>;
+  /**
+   * Optional: applies a validated controls patch in one atomic step. Refuses what needs
+   * the store's state or clock to judge (a draw with an opening in the past, changing
+   * `shuffle` once the pre-queue has members) with `WaitgateConfigError`, writing nothing.
+   */
+  setControls?(queue: string, request: ControlsRequest): Promise<{ version: number }>;
+  /** Optional: the controls as stored. */
+  controls?(queue: string): Promise<StoredControls>;
+}
+
+/** Options of {@link Store.enter}. */
+export interface EnterOptions {
+  notAfter?: number;
+  /** A fresh token, for a new member of a queue in passthrough mode (issued at once). */
+  token?: string;
+  /** That token's TTL, ms. */
+  tokenTtlMs?: number;
 }

@@ -34,7 +34,7 @@ async function shop(pollSeconds: number) {
 }
 
 function waitingBody(rank: number, seconds: number): Position {
-  return { status: 'WAITING', rank, currentTotalWaitingCount: rank + 1, estimatedWaitSeconds: rank, pollingIntervalSeconds: seconds, entryToken: null, entryTokenExpiresAt: null };
+  return { status: 'WAITING', rank, currentTotalWaitingCount: rank + 1, estimatedWaitSeconds: rank, pollingIntervalSeconds: seconds, entryToken: null, entryTokenExpiresAt: null, queueMode: 'open', message: null, opensAt: null };
 }
 
 describe('waitForEntry', () => {

@@ -64,6 +64,9 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
           pollingIntervalSeconds: 1,
           entryToken: null,
           entryTokenExpiresAt: null,
+          queueMode: 'open',
+          message: null,
+          opensAt: null,
         });
         const bob = await queue.enter('bob');
         expect([bob.status, bob.rank, bob.currentTotalWaitingCount]).toEqual(['WAITING', 1, 2]);

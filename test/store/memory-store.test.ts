@@ -2,6 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitgateConfigError, WaitingQueue } from '../../src/index.js';
+import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 
 /** Real time plus a jump that tests control: `elapse` moves the store's clock without sleeping. */
@@ -11,6 +12,13 @@ function fakeClock() {
 }
 
 describeStoreContract('MemoryStore', {
+  async create() {
+    const clock = fakeClock();
+    return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
+  },
+});
+
+describeControlsContract('MemoryStore', {
   async create() {
     const clock = fakeClock();
     return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };

@@ -1,0 +1,22 @@
+#!lua flags=no-writes
+--[[
+  The queue's runtime controls as stored (lua/includes/controls.lua), read-only.
+
+  KEYS[1] meta     hash: gen, the controls
+
+  ARGV[1] generation the caller knows ('' if none)
+
+  Returns { nowMs, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation } with false
+  for a field never set, or { STATE_LOST }. The caller shows the draw seed only once
+  now >= opensAt.
+]]
+--- @include "now"
+--- @include "generation"
+
+local gen = checkGeneration(KEYS[1], ARGV[1] or '')
+if not gen then return { STATE_LOST } end
+local values = redis.call('HMGET', KEYS[1], 'cm', 'cx', 'cr', 'cb', 'ca', 'co', 'cs', 'cd', 'cc', 'cv')
+local reply = { nowMs() }
+for i = 1, 10 do reply[i + 1] = values[i] or false end
+reply[12] = gen
+return reply

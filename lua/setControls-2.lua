@@ -1,0 +1,110 @@
+#!lua
+--[[
+  Change the queue's runtime controls (lua/includes/controls.lua), atomically: every
+  instance's next call sees them. The caller validated each value's type and range;
+  this script checks what needs the queue's state and Redis's clock, then writes.
+  Idempotent: a patch that changes nothing writes nothing and keeps the version, so a
+  re-sent call is harmless (a draw seed already set is kept).
+
+  KEYS[1] waiting  zset member -> entry score
+  KEYS[2] meta     hash: gen, seq, the controls
+
+  ARGV[1] generation the caller knows ('' if none)
+  ARGV[2] a fresh draw seed (64 hex digits), used only if this call starts a draw
+  ARGV[3] that seed's SHA-256 (hex), the commitment published before opening
+  ARGV[4..] the patch, as field/value pairs over cm cx cr cb ca co cs; the value ''
+            clears cx (no message) and co (open now); ca -1 is "no cap"
+
+  Returns { CONTROLS_OK, version } or { CONTROLS_REFUSED, field, reason } (nothing
+  written), or { STATE_LOST }.
+]]
+--- @include "now"
+--- @include "generation"
+--- @include "newGeneration"
+--- @include "controls"
+
+local CONTROLS_OK, CONTROLS_REFUSED = 1, 0
+local expected, seed, commitment = ARGV[1], ARGV[2], ARGV[3]
+local PATCHABLE = { cm = true, cx = true, cr = true, cb = true, ca = true, co = true, cs = true }
+if not (expected and seed and #seed == 64 and commitment and #commitment == 64 and #ARGV % 2 == 1) then
+  return redis.error_reply('ERR waitgate: bad setControls arguments')
+end
+for i = 4, #ARGV, 2 do
+  if not PATCHABLE[ARGV[i]] then return redis.error_reply('ERR waitgate: bad setControls field') end
+end
+local now = nowMs()
+local gen = checkGeneration(KEYS[2], expected)
+if not gen then return { STATE_LOST } end
+
+local FIELDS = { 'cm', 'cx', 'cr', 'cb', 'ca', 'co', 'cs', 'cd', 'cc', 'cv', 'pb', 'sb', 'seq' }
+local values = redis.call('HMGET', KEYS[2], unpack(FIELDS))
+local current = {}
+for i, f in ipairs(FIELDS) do current[f] = values[i] end
+local nextValues = {}
+for f, v in pairs(current) do nextValues[f] = v end
+for i = 4, #ARGV, 2 do
+  local value = ARGV[i + 1]
+  if value == '' then value = false end
+  nextValues[ARGV[i]] = value
+end
+
+-- What only the store can check: a draw needs an opening in the future, and a pre-queue
+-- that has members keeps its order rule.
+local pendingBefore = tonumber(current.co) ~= nil and now < tonumber(current.co)
+local opensAt = tonumber(nextValues.co)
+local pendingAfter = opensAt ~= nil and now < opensAt
+local shuffleBefore, shuffleAfter = current.cs == '1', nextValues.cs == '1'
+local touchesSchedule = false
+for i = 4, #ARGV, 2 do
+  if ARGV[i] == 'cs' or ARGV[i] == 'co' then touchesSchedule = true end
+end
+-- A draw starts when the patch sets a shuffled schedule that was not already pending
+-- (moving a pending draw's opening, even to now, keeps it).
+local startsDraw = touchesSchedule and shuffleAfter and not (pendingBefore and shuffleBefore)
+if startsDraw and not pendingAfter then
+  if opensAt then return { CONTROLS_REFUSED, 'opensAt', 'is in the past: a shuffled pre-queue needs an opening in the future' } end
+  return { CONTROLS_REFUSED, 'shuffle', 'needs opensAt in the future (the pre-queue is drawn at opensAt)' }
+end
+if pendingBefore and shuffleBefore ~= shuffleAfter and current.pb and current.sb then
+  local preQueued = redis.call('ZCOUNT', KEYS[1], current.pb, '(' .. current.sb)
+  if preQueued > 0 then
+    return { CONTROLS_REFUSED, 'shuffle', 'cannot change once the pre-queue has members (' .. preQueued .. ' waiting for the opening)' }
+  end
+end
+
+local changed = false
+for f in pairs(PATCHABLE) do
+  if (nextValues[f] or false) ~= (current[f] or false) then changed = true end
+end
+if not changed then return { CONTROLS_OK, tonumber(current.cv) or 0 } end
+if gen == '' then gen = newGeneration(KEYS[2]) end
+
+-- A new schedule (none pending before) starts a new pre-queue band above every score
+-- given so far; entries after its opening score above the band. A pending one keeps it.
+if pendingAfter and not pendingBefore then
+  local pb = (tonumber(current.sb) or 0) + (tonumber(current.seq) or 0) + 1
+  nextValues.pb = string.format('%.17g', pb)
+  nextValues.sb = string.format('%.17g', pb + DRAW_RANGE)
+end
+-- The seed is made when a draw starts and kept after (a re-sent call keeps it).
+if startsDraw then
+  nextValues.cd, nextValues.cc = seed, commitment
+elseif not shuffleAfter and pendingBefore and shuffleBefore then
+  nextValues.cd, nextValues.cc = false, false -- the draw was called off before anyone joined it
+end
+nextValues.cv = tostring((tonumber(current.cv) or 0) + 1)
+
+local set, unset = {}, {}
+for _, f in ipairs(FIELDS) do
+  if f ~= 'seq' then
+    if nextValues[f] then
+      set[#set + 1] = f
+      set[#set + 1] = nextValues[f]
+    elseif current[f] then
+      unset[#unset + 1] = f
+    end
+  end
+end
+redis.call('HSET', KEYS[2], unpack(set))
+if #unset > 0 then redis.call('HDEL', KEYS[2], unpack(unset)) end
+return { CONTROLS_OK, tonumber(nextValues.cv) }

@@ -1,0 +1,178 @@
+// The runtime controls contract (SPEC §7): one suite, run unchanged against MemoryStore,
+// RedisStore, a Cluster and the least-privilege ACL user. Time moves through the
+// harness's `elapse` (a fake clock jump in memory, a real sleep on Redis).
+
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { QueueClosedError, WaitgateConfigError, WaitingQueue, drawOrder, type WaitingQueueOptions } from '../../src/index.js';
+import type { StoreHarness } from './store-contract.js';
+import { uniqueName } from '../support/unique.js';
+
+/** Spearman's rank correlation of two orders of the same members. */
+function rankCorrelation(a: readonly string[], b: readonly string[]): number {
+  const place = new Map(b.map((m, i) => [m, i]));
+  const n = a.length;
+  let d2 = 0;
+  a.forEach((m, i) => (d2 += (i - place.get(m)!) ** 2));
+  return 1 - (6 * d2) / (n * (n * n - 1));
+}
+
+export function describeControlsContract(label: string, harness: StoreHarness): void {
+  async function setup(options: Partial<WaitingQueueOptions> = {}) {
+    const { store, elapse } = await harness.create();
+    const name = uniqueName('c');
+    const make = (extra: Partial<WaitingQueueOptions> = {}) => new WaitingQueue({ store, name, ...options, ...extra });
+    return { store, elapse, queue: make(), make };
+  }
+
+  async function enterAll(queue: WaitingQueue, members: readonly string[]) {
+    for (let i = 0; i < members.length; i += 100) await Promise.all(members.slice(i, i + 100).map((m) => queue.enter(m)));
+  }
+
+  describe(`controls contract: ${label}`, () => {
+    it('shares a rate change with every instance, on its next call; version grows by one per change', async () => {
+      const { queue: a, make } = await setup({ admitRatePerSecond: 100, admitBurst: 100 });
+      const b = make({ admitRatePerSecond: 100, admitBurst: 100 });
+      await enterAll(a, Array.from({ length: 300 }, (_, i) => `m${i}`));
+      expect((await a.controls()).version).toBe(0);
+      const after = await a.setControls({ admitRatePerSecond: 5, admitBurst: 3 });
+      expect(after).toMatchObject({ admitRatePerSecond: 5, admitBurst: 3, version: 1, mode: 'open' });
+      // b's own options say 100; the controls say a burst of 3.
+      expect(await b.admit()).toHaveLength(3);
+      expect((await b.controls()).version).toBe(1);
+      await a.setControls({ admitBurst: 4 });
+      expect((await b.controls()).version).toBe(2);
+    });
+
+    it('repeating a patch changes nothing, and the version stays', async () => {
+      const { queue } = await setup();
+      await queue.setControls({ mode: 'paused', message: 'Back soon' });
+      const again = await queue.setControls({ mode: 'paused', message: 'Back soon' });
+      expect(again).toMatchObject({ mode: 'paused', message: 'Back soon', version: 1 });
+    });
+
+    it('maxActive lowered below the members inside admits nobody until it drains', async () => {
+      const { queue } = await setup({ admitRatePerSecond: 100, admitBurst: 100 });
+      await enterAll(queue, Array.from({ length: 20 }, (_, i) => `m${i}`));
+      const first = await queue.admit();
+      expect(first).toHaveLength(20);
+      await enterAll(queue, ['late1', 'late2']);
+      await queue.setControls({ maxActive: 18 });
+      expect(await queue.admit()).toEqual([]);
+      for (const a of first.slice(0, 3)) await queue.consume(await queue.claim(a.memberId, a.entryToken)); // 17 inside now
+      expect((await queue.admit()).map((a) => a.memberId)).toEqual(['late1']);
+    });
+
+    it('paused: members enter, poll and keep their places; nobody is admitted; no estimate; open again admits them in FIFO order', async () => {
+      const { queue, elapse } = await setup({ admitRatePerSecond: 100 });
+      await enterAll(queue, ['a', 'b']);
+      await queue.setControls({ mode: 'paused', message: 'Back in five minutes' });
+      const c = await queue.enter('c');
+      expect(c).toMatchObject({ status: 'WAITING', rank: 2, estimatedWaitSeconds: null, queueMode: 'paused', message: 'Back in five minutes' });
+      for (let i = 0; i < 3; i++) {
+        expect(await queue.admit()).toEqual([]);
+        await elapse(1000);
+      }
+      expect(await queue.position('b')).toMatchObject({ status: 'WAITING', rank: 1, estimatedWaitSeconds: null, queueMode: 'paused' });
+      await queue.setControls({ mode: 'open', message: null });
+      expect((await queue.admit()).map((a) => a.memberId)).toEqual(['a', 'b', 'c']);
+    });
+
+    it('passthrough: a new member is READY at once with a token; a token stays single-use', async () => {
+      const { queue, make } = await setup({ admitRatePerSecond: 1, maxActive: 1 });
+      await queue.setControls({ mode: 'passthrough' });
+      const other = make(); // an instance that has not seen passthrough yet
+      const entered = await other.enter('alice');
+      expect(entered).toMatchObject({ status: 'READY', queueMode: 'passthrough' });
+      expect(entered.entryToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect((await queue.enter('bob')).status).toBe('READY'); // maxActive 1 does not hold it back
+      const claims = await Promise.allSettled(Array.from({ length: 50 }, () => queue.claim('alice', entered.entryToken)));
+      expect(claims.filter((c) => c.status === 'fulfilled')).toHaveLength(1);
+    });
+
+    it('passthrough admits members already waiting, whatever the rate', async () => {
+      const { queue } = await setup({ admitRatePerSecond: 1, admitBurst: 1 });
+      await enterAll(queue, Array.from({ length: 30 }, (_, i) => `m${i}`));
+      await queue.setControls({ mode: 'passthrough' });
+      expect(await queue.admit()).toHaveLength(30);
+    });
+
+    it('closed: a new member is refused with the message; a waiting member keeps its place; an issued token still works', async () => {
+      const { queue } = await setup({ admitRatePerSecond: 100 });
+      await enterAll(queue, ['a', 'b', 'c']);
+      const [admission] = await queue.admit().then((all) => all.filter((x) => x.memberId === 'a'));
+      await queue.leave('b');
+      await queue.enter('d');
+      // a holds a token; c and d wait.
+      await queue.setControls({ mode: 'closed', message: 'Sold out, thank you!' });
+      const error = await queue.enter('newcomer').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(QueueClosedError);
+      expect(error).toMatchObject({ code: 'QUEUE_CLOSED', statusCode: 403, message: 'Sold out, thank you!' });
+      expect(await queue.position('d')).toMatchObject({ status: 'WAITING', rank: 0, queueMode: 'closed', estimatedWaitSeconds: null });
+      expect(await queue.enter('d')).toMatchObject({ status: 'WAITING', rank: 0 });
+      expect(await queue.admit()).toEqual([]);
+      const claim = await queue.claim('a', admission!.entryToken);
+      expect(await queue.consume(claim)).toBe(true);
+      expect((await queue.position('newcomer')).status).toBe('NOT_ENTERED');
+    });
+
+    it('a scheduled opening with a draw: nobody before it; then the drawn pre-queue, then later arrivals in FIFO', async () => {
+      const { queue, elapse } = await setup({ admitRatePerSecond: 10_000, admitBurst: 10_000 });
+      await enterAll(queue, ['early1', 'early2']); // waiting before the schedule: they stay ahead
+      const opensAt = Date.now() + 3000;
+      const scheduled = await queue.setControls({ opensAt, shuffle: true });
+      expect(scheduled).toMatchObject({ opensAt, shuffle: true, drawSeed: null });
+      expect(scheduled.drawCommitment).toMatch(/^[0-9a-f]{64}$/);
+      const members = Array.from({ length: 1000 }, (_, i) => `p${i}`);
+      await enterAll(queue, members);
+      const pre = await queue.position('p500');
+      expect(pre).toMatchObject({ status: 'WAITING', rank: null, estimatedWaitSeconds: null, opensAt });
+      expect(pre.pollingIntervalSeconds).toBeLessThanOrEqual(5);
+      expect(await queue.admit()).toEqual([]);
+      // shuffle cannot change once the pre-queue has members
+      await expect(queue.setControls({ shuffle: false })).rejects.toMatchObject({ option: 'shuffle' });
+
+      await elapse(3100);
+      await enterAll(queue, ['after1', 'after2']);
+      const opened = await queue.controls();
+      expect(opened.drawSeed).toMatch(/^[0-9a-f]{64}$/);
+      expect(createHash('sha256').update(Buffer.from(opened.drawSeed!, 'hex')).digest('hex')).toBe(opened.drawCommitment);
+      expect((await queue.position('p500')).rank).not.toBeNull();
+      const admitted = (await queue.admit()).map((a) => a.memberId);
+      const drawn = drawOrder(opened.drawSeed!, [...members].reverse());
+      expect(admitted).toEqual(['early1', 'early2', ...drawn, 'after1', 'after2']);
+      expect(Math.abs(rankCorrelation(drawn, members))).toBeLessThan(0.2);
+    });
+
+    it('a scheduled opening without a draw keeps the pre-queue in entry order', async () => {
+      const { queue, elapse } = await setup({ admitRatePerSecond: 10_000, admitBurst: 10_000 });
+      await queue.setControls({ opensAt: Date.now() + 1500 });
+      await enterAll(queue, ['x', 'y', 'z']);
+      expect(await queue.position('y')).toMatchObject({ rank: 1, estimatedWaitSeconds: null });
+      expect(await queue.admit()).toEqual([]);
+      await elapse(1600);
+      await queue.enter('w');
+      expect((await queue.admit()).map((a) => a.memberId)).toEqual(['x', 'y', 'z', 'w']);
+    });
+
+    it.each([
+      [{ bogus: 1 }, 'bogus'],
+      [{ admitRatePerSecond: -1 }, 'admitRatePerSecond'],
+      [{ admitRatePerSecond: Number.POSITIVE_INFINITY }, 'admitRatePerSecond'],
+      [{ admitBurst: 0.5 }, 'admitBurst'],
+      [{ maxActive: 0 }, 'maxActive'],
+      [{ message: 'x'.repeat(281) }, 'message'],
+      [{ mode: 'halted' }, 'mode'],
+      [{ opensAt: Number.NaN }, 'opensAt'],
+      [{ opensAt: Date.now() - 60_000, shuffle: true }, 'opensAt'],
+      [{ shuffle: true }, 'shuffle'],
+      [{}, 'options'],
+    ])('refuses %j naming %s, and writes nothing', async (patch, field) => {
+      const { queue } = await setup();
+      const error = await queue.setControls(patch as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WaitgateConfigError);
+      expect((error as WaitgateConfigError).option).toBe(field);
+      expect((await queue.controls()).version).toBe(0);
+    });
+  });
+}
