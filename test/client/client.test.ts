@@ -183,3 +183,26 @@ describe('a queue whose state was lost', () => {
     expect(requests).toBe(1);
   });
 });
+
+describe('a closed queue', () => {
+  it('rejects with QUEUE_CLOSED and the operator message', async () => {
+    const { queue, url } = await shop(0.05);
+    await queue.setControls({ mode: 'closed', message: 'Sold out, thank you!' });
+    const error = await waitForEntry({ url, headers: { 'x-member': 'alice' } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QueueClientError);
+    expect(error).toMatchObject({ status: 403, code: 'QUEUE_CLOSED', message: 'Sold out, thank you!' });
+  });
+
+  it('keeps a member of a paused queue polling, then lets it in when it reopens', async () => {
+    const { queue, url } = await shop(0.05);
+    await queue.setControls({ mode: 'paused', message: 'Back soon' });
+    const positions: Position[] = [];
+    const waiting = waitForEntry({ url, headers: { 'x-member': 'alice' }, onPosition: (p) => positions.push(p) });
+    await expect.poll(() => positions.length).toBeGreaterThan(0);
+    expect(positions[0]).toMatchObject({ status: 'WAITING', queueMode: 'paused', message: 'Back soon', estimatedWaitSeconds: null });
+    expect(await queue.admit()).toEqual([]);
+    await queue.setControls({ mode: 'open', message: null });
+    await queue.admit();
+    expect((await waiting).position.status).toBe('READY');
+  });
+});

@@ -385,6 +385,22 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
         }
       });
 
+      it('answers 403 QUEUE_CLOSED with the operator message to a new member of a closed queue; members inside read the mode', async () => {
+        const { app, call, queue } = await setup();
+        try {
+          await call('POST', '/queue/enter', { 'x-member': 'alice' });
+          await queue.setControls({ mode: 'closed', message: 'Sold out, thank you!' });
+          const refused = await call('POST', '/queue/enter', { 'x-member': 'bob' });
+          const body = (await refused.clone().json()) as { error: { message: string } };
+          expect(body.error.message).toBe('Sold out, thank you!');
+          await expectError(refused, 403, 'QUEUE_CLOSED');
+          const alice = await call('GET', '/queue/position', { 'x-member': 'alice' });
+          expect(await alice.json()).toMatchObject({ status: 'WAITING', rank: 0, queueMode: 'closed', message: 'Sold out, thank you!', opensAt: null });
+        } finally {
+          await app.close();
+        }
+      });
+
       it('tells a refused consume from one not known yet', async () => {
         const { app, order, orders, admittedToken, queue } = await setup({ settle: 'manual' });
         try {
