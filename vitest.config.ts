@@ -5,6 +5,15 @@ import { defineConfig } from 'vitest/config';
 // drives the example shop in Debian's Chromium; `package` installs the packed tarball.
 export default defineConfig({
   test: {
+    // `npm test` (and CI) runs with --coverage: of src/ only, printed as a summary and a
+    // table that lists the uncovered lines of each file not fully covered.
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      exclude: ['src/store/lua.generated.ts'],
+      // maxCols 0: no truncation of file names or line lists in CI logs (no terminal width there).
+      reporter: ['text-summary', ['text', { skipFull: true, maxCols: 0 }]],
+    },
     projects: [
       {
         test: {

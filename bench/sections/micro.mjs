@@ -21,7 +21,7 @@ const newToken = () => randomBytes(32).toString('base64url');
  * `prepare(n)` (untimed: state for up to n operations; returns how many it prepared)
  * and `cleanup()` (untimed).
  */
-function defineOperations({ wg, naive, floor, control, floorSha, pkg = waitgate, label = 'waitgate', tag = '' }) {
+function defineOperations({ wg, naive, floor, control, floorSha, pkg = waitgate, tag = '' }) {
   const { RedisStore, WaitingQueue } = pkg;
   const store = new RedisStore({ client: wg });
   const queueOf = (name, extra = {}) => new WaitingQueue({ store, name, operationTimeoutMs: OPERATION_TIMEOUT_MS, ...extra });

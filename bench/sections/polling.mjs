@@ -54,7 +54,6 @@ export async function runPolling({ url, members: N = 100_000, instances: K = 4, 
     const intervalAtAdmission = new Float64Array(N).fill(NaN);
     const staleAnswers = new Uint32Array(N); // WAITING answers after the member was admitted
     let lostAnswers = 0;
-    let polls = 0;
     let pollErrors = 0;
     const slots = new Map();
     let lastSlot = Math.floor(performance.now() / TICK_MS); // the next slot the ticker will run
@@ -79,7 +78,6 @@ export async function runPolling({ url, members: N = 100_000, instances: K = 4, 
     let phasePolls = 0;
     const poll = async (i) => {
       if (state[i] !== WAITING) return;
-      polls++;
       phasePolls++;
       let p;
       const askedAt = performance.now();

@@ -30,7 +30,9 @@ function request(method, path, cookie, { body, headers = {} } = {}) {
           let json = null;
           try {
             json = data ? JSON.parse(data) : null;
-          } catch {}
+          } catch {
+            // not JSON: the body stays null
+          }
           resolve({ status: res.statusCode, headers: res.headers, body: json });
         });
       },

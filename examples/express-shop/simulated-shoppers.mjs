@@ -16,7 +16,11 @@ export function startSimulatedShoppers({ queue, db, count }) {
       for (const id of [...waiting]) {
         const token = await queue.token(id);
         if (!token) {
-          if (Math.random() < 0.02) (await queue.leave(id), waiting.delete(id)); // gave up
+          if (Math.random() < 0.02) {
+            // gave up
+            await queue.leave(id);
+            waiting.delete(id);
+          }
           continue;
         }
         waiting.delete(id);

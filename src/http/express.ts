@@ -16,7 +16,7 @@ import {
   type RequireEntryTokenOptions,
 } from './core.js';
 
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, QueueRoutesOptions, RequireEntryTokenOptions } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, QueueRoutesOptions, RequireEntryTokenOptions } from './core.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace

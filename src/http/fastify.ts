@@ -18,7 +18,7 @@ import {
   type RequireEntryTokenOptions,
 } from './core.js';
 
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, RequireEntryTokenOptions } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, RequireEntryTokenOptions } from './core.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

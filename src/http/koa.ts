@@ -17,7 +17,7 @@ import {
   type RequireEntryTokenOptions,
 } from './core.js';
 
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, RequireEntryTokenOptions } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, RequireEntryTokenOptions } from './core.js';
 
 /** What the guard adds to `ctx.state`. */
 export interface EntryState {

@@ -13,7 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { requireEntryToken, queueRoutes } from '../../src/http/express.js';
 import { EntryTokenError, QueueStateLostError, RedisStore, StoreUnavailableError, WaitingQueue, type Claim, type StoreWarning } from '../../src/index.js';
 import { queueKeys } from '../../src/store/keys.js';
-import { aofFiles, processState, startFaultRedis, type FaultRedis } from '../support/fault-redis.js';
+import { aofFiles, processState, startFaultRedis } from '../support/fault-redis.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { sleep, uniqueName } from '../support/unique.js';
 

@@ -54,7 +54,7 @@ async function run(command) {
     case 'exit':
       db.close();
       client.disconnect();
-      process.exit(0);
+      return process.exit(0);
     default:
       return { ok: false, error: `unknown op ${command.op}` };
   }
