@@ -34,6 +34,7 @@ if record.claimId == claimId then return { 1, int(record.claimExp) } end
 if record.claimId ~= '' and record.claimExp > now then return { 3, int(record.claimExp), now } end
 
 record.claimId, record.claimExp = claimId, now + lease
+record.pickupBy = 0 -- a claim picks the token up
 redis.call('HSET', KEYS[1], member, formatRecord(record))
 redis.call('ZADD', KEYS[2], deadlineOf(record), member)
 redis.call('ZADD', KEYS[3], record.claimExp, member)

@@ -9,8 +9,8 @@
 
   ARGV[1] generation the caller knows ('' if none)
 
-  Returns { waiting, active, claimed, nowMs, generation, then the six window
-            values }, or { STATE_LOST }.
+  Returns { waiting, active, claimed, nowMs, generation, abandoned (members dropped
+            since the queue began), then the six window values }, or { STATE_LOST }.
 ]]
 --- @include "now"
 --- @include "generation"
@@ -23,4 +23,4 @@ local window = redis.call('HMGET', KEYS[4], unpack(WINDOW_FIELDS))
 return appendWindow({ redis.call('ZCARD', KEYS[1]),
                       redis.call('ZCOUNT', KEYS[2], '(' .. int(now), '+inf'),
                       redis.call('ZCOUNT', KEYS[3], '(' .. int(now), '+inf'),
-                      now, gen }, window, 1)
+                      now, gen, tonumber(redis.call('HGET', KEYS[4], 'ab') or '0') }, window, 1)

@@ -19,19 +19,27 @@ export function rollWindow(window: AdmissionWindow, now: number, windowMs = ADMI
 }
 
 /**
- * One admission step at `now` that admitted `admitted` of `waitingBefore` members
- * (mirrors `popAndIssue.lua`): the window records the admissions that left members
- * waiting, and is written only then (`last` dates it); `movedAt` marks that the
- * line could move (someone admitted, or nobody waiting).
+ * One admission step at `now` that admitted `admitted` and dropped `dropped` (as
+ * abandoned) of `waitingBefore` members (mirrors `popAndIssue.lua`): the window
+ * records the admissions that left members waiting, and is written only then
+ * (`last` dates it); `movedAt` marks that the line could move (someone admitted or
+ * dropped, or nobody waiting).
  */
-export function recordAdmissionStep(window: AdmissionWindow, admitted: number, waitingBefore: number, now: number, windowMs = ADMISSION_WINDOW_MS): AdmissionWindow {
+export function recordAdmissionStep(
+  window: AdmissionWindow,
+  admitted: number,
+  waitingBefore: number,
+  now: number,
+  windowMs = ADMISSION_WINDOW_MS,
+  dropped = 0,
+): AdmissionWindow {
   let next = window;
-  if (admitted > 0 && waitingBefore > admitted) {
+  if (admitted > 0 && waitingBefore > admitted + dropped) {
     const rolled = rollWindow(window, now, windowMs);
     const first = rolled.current === 0 && rolled.previous === 0 ? now : rolled.first;
     next = { ...rolled, current: rolled.current + admitted, first, last: now };
   }
-  return admitted > 0 || waitingBefore === 0 ? { ...next, movedAt: now } : next;
+  return admitted > 0 || dropped > 0 || waitingBefore === 0 ? { ...next, movedAt: now } : next;
 }
 
 /**

@@ -43,6 +43,19 @@ export interface WaitingQueueOptions {
    * and up to `refreshMs` old. Default false (every poll is one exact store call).
    */
   positionCache?: boolean | PositionCacheOptions;
+  /**
+   * A waiting member who made no `enter` or `position` call (on any instance) for
+   * this many seconds when its turn comes is dropped instead of admitted: it costs
+   * no admission, an `abandoned` event reports it, and it reads `NOT_ENTERED` after.
+   * At least twice the slowest polling interval plus 2 s. Default 300; null: never.
+   */
+  abandonAfterSeconds?: number | null;
+  /**
+   * An admitted member whose token nobody reads (a `position`, `enter` or `token`
+   * call answering READY, or a claim) within this many seconds of its admission
+   * loses it, and its `maxActive` place goes to the next member. Default null (none).
+   */
+  pickupTimeoutSeconds?: number | null;
 }
 
 /** The options after defaults, in the units the queue works in. */
@@ -58,6 +71,10 @@ export interface QueueConfig {
   operationTimeoutMs: number;
   /** null when off. */
   positionCache: Required<PositionCacheOptions> | null;
+  /** null: never. */
+  abandonAfterMs: number | null;
+  /** null: none. */
+  pickupTimeoutMs: number | null;
 }
 
 export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
@@ -122,6 +139,16 @@ const optionsSchema = z.strictObject({
       }),
     ])
     .default(false),
+  abandonAfterSeconds: seconds(7 * DAY_SECONDS).nullable().default(300),
+  pickupTimeoutSeconds: seconds(DAY_SECONDS).nullable().default(null),
+}).superRefine((options, ctx) => {
+  // A member polling at its interval must never look silent: the slowest interval
+  // (with the client's +20% jitter), twice, plus the presence flush.
+  const slowest = Math.max(...options.pollingIntervals.map((tier) => tier.seconds));
+  const least = 2 * slowest * 1.2 + 2;
+  if (options.abandonAfterSeconds !== null && options.abandonAfterSeconds < least) {
+    ctx.addIssue({ code: 'custom', path: ['abandonAfterSeconds'], message: `must be at least ${least} s with these polling intervals (twice the slowest, +20% jitter, +2 s), or null` });
+  }
 });
 
 /**
@@ -146,6 +173,8 @@ export function parseQueueOptions(options: unknown): QueueConfig {
       admitBurst,
       largestBelowRank: Math.max(0, ...parsed.pollingIntervals.map((tier) => tier.belowRank ?? 0)),
     }),
+    abandonAfterMs: parsed.abandonAfterSeconds === null ? null : Math.round(parsed.abandonAfterSeconds * 1000),
+    pickupTimeoutMs: parsed.pickupTimeoutSeconds === null ? null : Math.round(parsed.pickupTimeoutSeconds * 1000),
   };
 }
 

@@ -66,4 +66,6 @@ export interface QueueStats {
   claimed: number;
   /** Admissions per second observed over the last few seconds (0 when none). */
   admittedPerSecond: number;
+  /** Members dropped as abandoned since the queue began (silent for `abandonAfterSeconds` when their turn came). */
+  abandoned: number;
 }

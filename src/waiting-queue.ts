@@ -8,6 +8,7 @@ import { EntryTokenError, WaitgateConfigError, isWaitgateError } from './errors.
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache } from './position-cache.js';
+import { Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { withTimeout } from './store/with-timeout.js';
 import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
@@ -29,6 +30,8 @@ export interface WaitingQueueEvents {
   recovered: [notice: RecoveryNotice];
   /** This instance changed the controls (`setControls`): the controls in force after it. */
   controls: [controls: QueueControls];
+  /** Members dropped as abandoned by one of this instance's admission steps (silent for `abandonAfterSeconds` when their turn came). */
+  abandoned: [members: Array<{ memberId: string }>];
 }
 
 /** Payload of the `recovered` event. */
@@ -80,6 +83,10 @@ export class WaitingQueue {
   #lastAdmittable = 0;
   /** The queue was in passthrough at the last answer: a new member's enter carries a token. */
   #passthrough = false;
+  /** The rate and burst set through the controls, as of the last answer (null: this instance's options). */
+  #controlledRate: number | null = null;
+  #controlledBurst: number | null = null;
+  readonly #presence: Presence | null;
 
   /** @throws {@link WaitgateConfigError} naming an unknown or bad option. */
   constructor(options: WaitingQueueOptions) {
@@ -88,6 +95,9 @@ export class WaitingQueue {
     this.name = this.#config.name;
     const cacheOptions = this.#config.positionCache;
     this.#cache = cacheOptions && new PositionCache(() => this.#call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions);
+    const tracksPresence = this.#config.abandonAfterMs !== null || this.#config.pickupTimeoutMs !== null;
+    this.#presence =
+      tracksPresence && typeof this.#store.touch === 'function' ? new Presence((ids) => this.#call('touch', (s) => s.touch!(this.name, ids))) : null;
   }
 
   /** The options in force, defaults applied (times in milliseconds). */
@@ -116,7 +126,8 @@ export class WaitingQueue {
   /** One enter call, with a fresh token for passthrough when `withToken`. */
   async #enter(id: string, withToken: boolean): Promise<MemberSnapshot> {
     const notAfter = performance.now() + this.#config.operationTimeoutMs;
-    const options = withToken ? { notAfter, token: newEntryToken(), tokenTtlMs: this.#config.entryTokenTtlMs } : { notAfter };
+    const presenceHead = this.#presenceHead();
+    const options = withToken ? { notAfter, presenceHead, token: newEntryToken(), tokenTtlMs: this.#config.entryTokenTtlMs } : { notAfter, presenceHead };
     return this.#call('enter', (s) => s.enter(this.name, id, options));
   }
 
@@ -163,10 +174,25 @@ export class WaitingQueue {
   async position(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
     const estimated = await this.#cache?.estimate(id);
-    if (estimated) return this.#position(estimated);
+    if (estimated) return this.#position(estimated, id);
     const snapshot = await this.#call('position', (s) => s.position(this.name, id));
     this.#cache?.remember(id, snapshot);
-    return this.#position(snapshot);
+    return this.#position(snapshot, id);
+  }
+
+  /**
+   * How far from the head a waiting member's calls are recorded as signs of life:
+   * twice what can be admitted within `abandonAfterSeconds` (a full bucket plus the
+   * rate in force over that time). A member further back costs nothing; it crosses
+   * this line, and polls, many times before it can be admitted, unless the line
+   * moves more than twice as fast as the controls say. Undefined when abandonment is off.
+   */
+  #presenceHead(): number | undefined {
+    const after = this.#config.abandonAfterMs;
+    if (after === null) return undefined;
+    const rate = this.#controlledRate ?? this.#config.admitRatePerSecond;
+    const burst = this.#controlledBurst ?? this.#config.admitBurst;
+    return Math.ceil(2 * (burst + (rate * after) / 1000));
   }
 
   /** The member's status alone. */
@@ -224,8 +250,14 @@ export class WaitingQueue {
         windowMs: ADMISSION_WINDOW_MS,
         admitId: newAdmitId(),
         tokens,
+        abandonAfterMs: c.abandonAfterMs,
+        pickupTimeoutMs: c.pickupTimeoutMs,
       }),
     );
+    if (result.abandoned && result.abandoned.length > 0) {
+      for (const memberId of result.abandoned) this.#cache?.forget(memberId);
+      this.#events.emit('abandoned', result.abandoned.map((memberId) => ({ memberId })));
+    }
     return {
       admittable: result.admittable,
       admitted: result.admitted.map((a) => ({ ...a, expiresAt: result.expiresAt })),
@@ -331,7 +363,7 @@ export class WaitingQueue {
   /** Counters of this queue. */
   async stats(): Promise<QueueStats> {
     const s = await this.#call('stats', (store) => store.stats(this.name));
-    return { waiting: s.waiting, active: s.active, claimed: s.claimed, admittedPerSecond: observedRate(s.window, s.now) };
+    return { waiting: s.waiting, active: s.active, claimed: s.claimed, admittedPerSecond: observedRate(s.window, s.now), abandoned: s.abandoned ?? 0 };
   }
 
   on<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): this {
@@ -349,8 +381,19 @@ export class WaitingQueue {
     return this;
   }
 
-  #position(snapshot: MemberSnapshot): Position {
-    if (snapshot.controls) this.#passthrough = snapshot.controls.mode === 'passthrough';
+  /** The public Position of a snapshot; a poll answered (`polled`: the member) is a sign of life. */
+  #position(snapshot: MemberSnapshot, polled?: string): Position {
+    if (snapshot.controls) {
+      this.#passthrough = snapshot.controls.mode === 'passthrough';
+      this.#controlledRate = snapshot.controls.admitRatePerSecond;
+      this.#controlledBurst = snapshot.controls.admitBurst ?? null;
+    }
+    if (polled !== undefined && this.#presence) {
+      const head = this.#presenceHead();
+      const near = snapshot.status === 'WAITING' && head !== undefined && snapshot.rank !== null && snapshot.rank < head;
+      const readyToPickUp = snapshot.status === 'READY' && this.#config.pickupTimeoutMs !== null;
+      if (near || readyToPickUp) this.#presence.note(polled, snapshot.now);
+    }
     return buildPosition(snapshot, this.#config.admitRatePerSecond, this.#config.pollingIntervals);
   }
 

@@ -45,6 +45,8 @@ describe('WaitingQueue options', () => {
       pollingIntervals: DEFAULT_POLLING_INTERVALS,
       operationTimeoutMs: 1000,
       positionCache: null,
+      abandonAfterMs: 300_000,
+      pickupTimeoutMs: null,
     });
   });
 

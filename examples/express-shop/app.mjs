@@ -1,9 +1,10 @@
 // The example shop: an Express app with the waiting queue in front of its order endpoint.
 
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
+import { isWaitgateError, toHttpResponse } from 'waitgate';
 import { queueRoutes, requireEntryToken } from 'waitgate/express';
 import { AlreadyOrderedError, OutOfStockError, listProducts, placeOrder } from './db.mjs';
 
@@ -17,13 +18,81 @@ function shopperOf(req) {
   return match?.[1];
 }
 
+const sha256 = (text) => createHash('sha256').update(text).digest();
+const NO_STORE = { 'cache-control': 'no-store' };
+
 /**
- * Builds the shop. `queue` is a WaitingQueue; `db` the better-sqlite3 database.
- * Routes: the waiting-room page, /queue/* (waitgate), GET /api/products, POST /api/orders (guarded).
+ * The operator's guard: the request must carry `Authorization: Bearer <adminToken>`.
+ * Without an admin token configured, every request is refused (403).
  */
-export function createShop({ queue, db }) {
+function requireAdmin(adminToken) {
+  const expected = adminToken === undefined ? null : sha256(adminToken);
+  return (req, res, next) => {
+    const given = /^Bearer +(\S+) *$/i.exec(req.get('authorization') ?? '')?.[1];
+    // Hashes of equal length, compared in constant time: the token's length leaks nothing either.
+    if (expected !== null && given !== undefined && timingSafeEqual(sha256(given), expected)) return next();
+    res
+      .status(403)
+      .set(NO_STORE)
+      .json({ error: { code: 'FORBIDDEN', message: expected === null ? 'The operator routes are off: start the shop with ADMIN_TOKEN set.' : 'Send Authorization: Bearer <ADMIN_TOKEN>.' } });
+  };
+}
+
+/** Answers a failed setControls / controls call: 400 for a bad patch, else waitgate's own answer. */
+function sendControlsError(res, error) {
+  // A bad patch is the operator's input: 400 with what is wrong. The one config error that is
+  // not about the patch (a store without runtime controls) stays the server's fault (500).
+  if (isWaitgateError(error) && error.code === 'CONFIG_INVALID' && error.option !== 'store') {
+    return res.status(400).set(NO_STORE).json({ error: { code: 'CONFIG_INVALID', message: error.message } });
+  }
+  const answer = toHttpResponse(error);
+  if (!answer) throw error;
+  res.status(answer.status).set(answer.headers).json(answer.body);
+}
+
+/**
+ * Builds the shop. `queue` is a WaitingQueue; `db` the better-sqlite3 database;
+ * `adminToken` (optional, 16+ characters) turns the operator routes on.
+ * Routes: the waiting-room page, /queue/* (waitgate), GET /api/products, POST /api/orders
+ * (guarded), GET/POST /admin/controls (operator, bearer token).
+ * @param {{ queue: import('waitgate').WaitingQueue, db: import('better-sqlite3').Database, adminToken?: string }} options
+ */
+export function createShop({ queue, db, adminToken }) {
+  if (adminToken !== undefined && (typeof adminToken !== 'string' || adminToken.length < 16 || /\s/.test(adminToken))) {
+    throw new TypeError('adminToken must be a string of at least 16 characters without spaces (e.g. openssl rand -hex 16)');
+  }
   const app = express();
   app.disable('x-powered-by');
+
+  // Operator routes: read the controls, or change them while the sale runs (pause with a
+  // message, schedule an opening, close when sold out...); the body is a setControls patch.
+  // Mounted before the shopper cookie: an operator is no shopper.
+  const admin = express.Router();
+  admin.use(requireAdmin(adminToken));
+  admin.get('/controls', async (_req, res) => {
+    try {
+      res.set(NO_STORE).json(await queue.controls());
+    } catch (error) {
+      sendControlsError(res, error);
+    }
+  });
+  admin.post('/controls', express.json({ limit: '4kb' }), async (req, res) => {
+    if (!req.is('application/json')) {
+      return res.status(415).set(NO_STORE).json({ error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the patch as JSON (Content-Type: application/json).' } });
+    }
+    try {
+      res.set(NO_STORE).json(await queue.setControls(req.body));
+    } catch (error) {
+      sendControlsError(res, error);
+    }
+  });
+  // A body that is not JSON, too large, or in an unknown charset: the parser's 4xx, as JSON.
+  admin.use((error, _req, res, next) => {
+    const status = Number(error?.status);
+    if (!(status >= 400 && status < 500)) return next(error);
+    res.status(status).set(NO_STORE).json({ error: { code: 'BAD_REQUEST', message: error.expose ? error.message : 'The request body could not be read.' } });
+  });
+  app.use('/admin', admin);
 
   // Every visitor gets a shopper id (a stand-in for a signed-in user).
   app.use((req, res, next) => {

@@ -2,6 +2,7 @@
 //   npm run example                 the shop on http://localhost:3000
 //   DEMO=1 npm run example          a slow queue with simulated shoppers, to watch it move
 //   REDIS_URL=redis://... npm run example
+//   ADMIN_TOKEN=$(openssl rand -hex 16) npm run example   turns on POST /admin/controls (see README.md here)
 
 import { MemoryStore, RedisStore, WaitingQueue } from 'waitgate';
 import { createShop } from './app.mjs';
@@ -29,12 +30,15 @@ const queue = new WaitingQueue({
 });
 queue.on('error', (error) => console.error('[waitgate]', error.message));
 queue.on('warning', (warning) => console.warn('[waitgate]', warning.message));
+// The operator changed the controls through /admin/controls: one line in the log.
+queue.on('controls', ({ version, mode, message, opensAt, shuffle }) => console.log('[waitgate] controls', JSON.stringify({ version, mode, message, opensAt, shuffle })));
 
 const db = openDatabase(process.env.SHOP_DB ?? ':memory:');
 const admitter = queue.startAdmitter({ intervalMs: 500 });
 const shoppers = demo ? startSimulatedShoppers({ queue, db, count: 8 }) : null;
-const server = createShop({ queue, db }).listen(port, () => {
-  console.log(`waitgate example shop on http://localhost:${port} (${process.env.REDIS_URL ? 'Redis' : 'memory'} store${demo ? ', demo mode' : ''})`);
+const adminToken = process.env.ADMIN_TOKEN || undefined;
+const server = createShop({ queue, db, adminToken }).listen(port, () => {
+  console.log(`waitgate example shop on http://localhost:${port} (${process.env.REDIS_URL ? 'Redis' : 'memory'} store${demo ? ', demo mode' : ''}${adminToken ? ', operator routes on' : ''})`);
 });
 
 async function shutdown() {

@@ -4,7 +4,8 @@
 --
 -- The meta fields a position needs, in one HMGET (needs the admissionWindow and
 -- controls includes): [1] gen  [2] seq (last entry sequence)  [3..8] the admission
--- window  [9..14] the controls a position shows  [15] sb  [16] cd (draw seed)
+-- window  [9..15] the controls a position shows  [16] sb  [17] cd (draw seed)
+local META_SB, META_SEED = 16, 17
 local META_WINDOW_AT, META_CONTROLS_AT = 3, 9
 local function readMeta(metaKey)
   local fields = { 'gen', 'seq' }

@@ -1,19 +1,24 @@
--- A member's token lives in one hash field: "tokenExpMs|claimExpMs|claimId|token".
+-- A member's token lives in one hash field: "tokenExpMs|claimExpMs|claimId|token" and,
+-- while nobody has picked the token up (pickupTimeoutSeconds), "|pickupByMs".
 -- claimId is empty while the token is not claimed; a lapsed claim keeps its id so
 -- that the lapsed claimer may still consume as long as nobody took the token over.
 local function parseRecord(raw)
   if not raw then return nil end
-  local tokenExp, claimExp, claimId, token = string.match(raw, '^(%d+)|(%d+)|([^|]*)|(.+)$')
+  local tokenExp, claimExp, claimId, token, pickupBy = string.match(raw, '^(%d+)|(%d+)|([^|]*)|([^|]+)|?(%d*)$')
   if not tokenExp then return nil end
-  return { tokenExp = tonumber(tokenExp), claimExp = tonumber(claimExp), claimId = claimId, token = token }
+  return { tokenExp = tonumber(tokenExp), claimExp = tonumber(claimExp), claimId = claimId, token = token, pickupBy = tonumber(pickupBy) or 0 }
 end
 
 local function formatRecord(r)
-  return int(r.tokenExp) .. '|' .. int(r.claimExp) .. '|' .. r.claimId .. '|' .. r.token
+  local raw = int(r.tokenExp) .. '|' .. int(r.claimExp) .. '|' .. r.claimId .. '|' .. r.token
+  if r.pickupBy and r.pickupBy > 0 then raw = raw .. '|' .. int(r.pickupBy) end
+  return raw
 end
 
--- The moment the token stops existing: its TTL, pushed out by a live claim's lease.
+-- The moment the token stops existing: its TTL, pushed out by a live claim's lease,
+-- or brought forward to its pick-up deadline while nobody has read it.
 local function deadlineOf(r)
   if r.claimId ~= '' and r.claimExp > r.tokenExp then return r.claimExp end
+  if r.pickupBy > 0 and r.pickupBy < r.tokenExp then return r.pickupBy end
   return r.tokenExp
 end

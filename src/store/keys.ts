@@ -16,6 +16,8 @@ export interface QueueKeys {
   meta: string;
   /** zset admit id -> forget-after (ms): recent admit calls, so a re-sent one admits nothing. */
   admits: string;
+  /** hash member -> last sign of life (ms), only for members near the head (abandonAfterSeconds). */
+  seen: string;
 }
 
 /** The hash tag shared by a queue's keys: `{<prefix>:<name>}`. In Redis Cluster they all live in its slot. */
@@ -33,5 +35,6 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     consumed: `${tag}:consumed`,
     meta: `${tag}:meta`,
     admits: `${tag}:admits`,
+    seen: `${tag}:seen`,
   };
 }

@@ -37,6 +37,8 @@ interface TokenRecord {
   tokenExp: number;
   claimId: string | null;
   claimExp: number;
+  /** While nobody has read the token (pickupTimeoutSeconds): when it is dropped; 0 once read. */
+  pickupBy: number;
 }
 
 interface QueueState {
@@ -50,6 +52,10 @@ interface QueueState {
   /** admit id -> forget-after (ms): a repeated id is a re-sent call (mirrors the `admits` key). */
   recentAdmits: Map<string, number>;
   controls: Controls;
+  /** member -> last sign of life (ms), near the head only (mirrors the `seen` key). */
+  seen: Map<string, number>;
+  /** Members dropped as abandoned since the queue began. */
+  abandoned: number;
 }
 
 /** The controls as kept (mirrors lua/includes/controls.lua); undefined: never set. */
@@ -72,8 +78,9 @@ interface Controls {
 
 /** lua/includes/controls.lua DRAW_RANGE: 2^40. */
 const DRAW_RANGE = 2 ** 40;
-/** lua/popAndIssue-6.lua PASSTHROUGH_BATCH. */
+/** lua/popAndIssue-7.lua PASSTHROUGH_BATCH and MAX_DROPS. */
 const PASSTHROUGH_BATCH = 2000;
+const MAX_DROPS = 1000;
 
 /** How long an admit id is remembered (as the Lua script does). */
 const ADMIT_ID_MEMORY_MS = 300_000;
@@ -84,7 +91,8 @@ const optionsSchema = z.strictObject({
 
 /** The moment a token stops existing: its TTL, pushed out by a live claim's lease. */
 function deadlineOf(r: TokenRecord): number {
-  return r.claimId !== null && r.claimExp > r.tokenExp ? r.claimExp : r.tokenExp;
+  if (r.claimId !== null && r.claimExp > r.tokenExp) return r.claimExp;
+  return r.pickupBy > 0 && r.pickupBy < r.tokenExp ? r.pickupBy : r.tokenExp;
 }
 
 function sameToken(a: string, b: string): boolean {
@@ -117,6 +125,7 @@ function controlsView(c: Controls): ControlsView {
     shuffle: c.shuffle === true,
     preQueueFrom: c.preQueueFrom ?? null,
     admitRatePerSecond: c.rate ?? null,
+    admitBurst: c.burst ?? null,
   };
 }
 
@@ -146,12 +155,18 @@ export class MemoryStore implements Store {
     const now = this.#now();
     const record = q.tokens.get(memberId);
     if (record && deadlineOf(record) <= now) q.tokens.delete(memberId);
-    if (q.tokens.has(memberId) || q.waiting.has(memberId)) return this.#snapshot(q, memberId, now);
+    const held = q.tokens.get(memberId);
+    if (held) held.pickupBy = 0; // answering READY: the token is picked up
+    if (held || q.waiting.has(memberId)) {
+      const snapshot = this.#snapshot(q, memberId, now);
+      if (snapshot.rank !== null && options.presenceHead !== undefined && snapshot.rank < options.presenceHead) q.seen.set(memberId, now);
+      return snapshot;
+    }
     const c = q.controls;
     if (c.mode === 'closed') throw new QueueClosedError(c.message ?? null);
     if (c.mode === 'passthrough') {
       if (options.token === undefined || options.tokenTtlMs === undefined) return { ...this.#snapshot(q, memberId, now), needsToken: true };
-      q.tokens.set(memberId, { token: options.token, tokenExp: now + options.tokenTtlMs, claimId: null, claimExp: 0 });
+      q.tokens.set(memberId, { token: options.token, tokenExp: now + options.tokenTtlMs, claimId: null, claimExp: 0, pickupBy: 0 });
       return this.#snapshot(q, memberId, now);
     }
     const seq = ++q.seq;
@@ -160,7 +175,9 @@ export class MemoryStore implements Store {
       ? c.preQueueFrom! + (c.shuffle && c.seed !== undefined ? drawScore(c.seed, memberId) : seq)
       : (c.scoreBase ?? 0) + seq;
     q.waiting.insert(memberId, score);
-    return this.#snapshot(q, memberId, now);
+    const snapshot = this.#snapshot(q, memberId, now);
+    if (snapshot.rank !== null && options.presenceHead !== undefined && snapshot.rank < options.presenceHead) q.seen.set(memberId, now);
+    return snapshot;
   }
 
   async position(queue: string, memberId: string): Promise<MemberSnapshot> {
@@ -174,7 +191,7 @@ export class MemoryStore implements Store {
     for (const [member, record] of q.tokens) if (deadlineOf(record) <= now) q.tokens.delete(member);
     const active = q.tokens.size;
     for (const [id, forgetAt] of q.recentAdmits) if (forgetAt <= now) q.recentAdmits.delete(id);
-    if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [], admittable: 0 };
+    if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [], admittable: 0, abandoned: [] };
 
     // The controls override the caller's options where set.
     const c = q.controls;
@@ -195,16 +212,34 @@ export class MemoryStore implements Store {
     admittable = Math.max(0, admittable);
     const n = Math.min(admittable, request.tokens.length);
 
-    const admitted = q.waiting.shift(n).map((memberId, i) => {
+    // Pop until n live members are found; the dead are dropped at no admission cost
+    // (mirrors lua/popAndIssue-7.lua).
+    const abandonAfter = request.abandonAfterMs ?? null;
+    const tracking = abandonAfter !== null && !passthrough;
+    const live: string[] = [];
+    const abandoned: string[] = [];
+    while (live.length < n && abandoned.length < MAX_DROPS) {
+      const popped = q.waiting.shift(n - live.length);
+      if (popped.length === 0) break;
+      for (const memberId of popped) {
+        const seenAt = q.seen.get(memberId);
+        if (tracking && (seenAt === undefined || now - seenAt > abandonAfter)) abandoned.push(memberId);
+        else live.push(memberId);
+        q.seen.delete(memberId);
+      }
+    }
+    const pickupBy = request.pickupTimeoutMs === undefined || request.pickupTimeoutMs === null ? 0 : Math.min(now + request.pickupTimeoutMs, expiresAt);
+    const admitted = live.map((memberId, i) => {
       const entryToken = request.tokens[i]!;
-      q.tokens.set(memberId, { token: entryToken, tokenExp: expiresAt, claimId: null, claimExp: 0 });
+      q.tokens.set(memberId, { token: entryToken, tokenExp: expiresAt, claimId: null, claimExp: 0, pickupBy });
       return { memberId, entryToken };
     });
-    if (!passthrough) bucket.tokens -= n;
+    if (!passthrough) bucket.tokens -= admitted.length;
     q.bucket = bucket;
-    q.window = recordAdmissionStep(q.window, n, waitingBefore, now, request.windowMs);
+    q.abandoned += abandoned.length;
+    q.window = recordAdmissionStep(q.window, admitted.length, waitingBefore, now, request.windowMs, abandoned.length);
     q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
-    return { expiresAt, active: active + n, admitted, admittable };
+    return { expiresAt, active: active + admitted.length, admitted, admittable, abandoned };
   }
 
   async claim(queue: string, request: ClaimRequest): Promise<ClaimResult> {
@@ -216,6 +251,7 @@ export class MemoryStore implements Store {
     if (record.claimId !== null && record.claimExp > now) return { status: 'IN_USE', leaseExpiresAt: record.claimExp, now };
     record.claimId = request.claimId;
     record.claimExp = now + request.leaseMs;
+    record.pickupBy = 0; // a claim picks the token up
     return { status: 'CLAIMED', expiresAt: record.claimExp };
   }
 
@@ -243,6 +279,7 @@ export class MemoryStore implements Store {
   async leave(queue: string, memberId: string): Promise<boolean> {
     const q = this.#queue(queue);
     const wasWaiting = q.waiting.remove(memberId);
+    q.seen.delete(memberId);
     const record = q.tokens.get(memberId);
     const hadToken = record !== undefined && deadlineOf(record) > this.#now();
     q.tokens.delete(memberId);
@@ -258,7 +295,24 @@ export class MemoryStore implements Store {
       if (deadlineOf(record) > now) active++;
       if (record.claimId !== null && record.claimExp > now) claimed++;
     }
-    return { waiting: q.waiting.size, active, claimed, window: q.window, now };
+    return { waiting: q.waiting.size, active, claimed, abandoned: q.abandoned, window: q.window, now };
+  }
+
+  async touch(queue: string, memberIds: readonly string[]): Promise<number> {
+    const q = this.#queue(queue);
+    const now = this.#now();
+    let recorded = 0;
+    for (const memberId of memberIds) {
+      const record = q.tokens.get(memberId);
+      if (q.waiting.has(memberId)) {
+        q.seen.set(memberId, now);
+        recorded++;
+      } else if (record && record.pickupBy > 0 && deadlineOf(record) > now) {
+        record.pickupBy = 0;
+        recorded++;
+      }
+    }
+    return recorded;
   }
 
   async queueSnapshot(queue: string): Promise<QueueSnapshot> {
@@ -340,7 +394,7 @@ export class MemoryStore implements Store {
   #queue(name: string): QueueState {
     let q = this.#queues.get(name);
     if (!q) {
-      q = { seq: 0, waiting: new WaitingLine(), tokens: new Map(), consumed: new Map(), bucket: null, window: EMPTY_WINDOW, recentAdmits: new Map(), controls: { version: 0 } };
+      q = { seq: 0, waiting: new WaitingLine(), tokens: new Map(), consumed: new Map(), bucket: null, window: EMPTY_WINDOW, recentAdmits: new Map(), controls: { version: 0 }, seen: new Map(), abandoned: 0 };
       this.#queues.set(name, q);
     }
     return q;

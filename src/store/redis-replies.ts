@@ -37,7 +37,7 @@ const WINDOW_LENGTH = 6;
 const MODES: readonly QueueMode[] = ['open', 'paused', 'passthrough', 'closed'];
 const str = (v: Value): string | null => (v === null || v === undefined || v === '' ? null : String(v));
 
-/** The six values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr), starting at `at`. */
+/** The seven values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr cb), starting at `at`. */
 function decodeControlsView(r: Reply, at: number): ControlsView {
   const mode = str(r[at]);
   return {
@@ -47,10 +47,11 @@ function decodeControlsView(r: Reply, at: number): ControlsView {
     shuffle: str(r[at + 3]) === '1',
     preQueueFrom: num(r[at + 4]),
     admitRatePerSecond: num(r[at + 5]),
+    admitBurst: num(r[at + 6]),
   };
 }
 
-const CONTROLS_LENGTH = 6;
+const CONTROLS_LENGTH = 7;
 
 /** lua/includes/controls.lua: codes of enter replies that are not a position. */
 const QUEUE_CLOSED = -2;
@@ -93,7 +94,7 @@ export function decodePosition(r: Reply): { snapshot: MemberSnapshot; generation
 }
 
 /** lua/stats-4.lua. */
-const STATS = { waiting: 0, active: 1, claimed: 2, now: 3, generation: 4, window: 5 } as const;
+const STATS = { waiting: 0, active: 1, claimed: 2, now: 3, generation: 4, abandoned: 5, window: 6 } as const;
 
 export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value } {
   return {
@@ -102,6 +103,7 @@ export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value
       waiting: Number(r[STATS.waiting]),
       active: Number(r[STATS.active]),
       claimed: Number(r[STATS.claimed]),
+      abandoned: Number(r[STATS.abandoned]),
       now: Number(r[STATS.now]),
       window: decodeWindow(r, STATS.window),
     },
@@ -128,17 +130,20 @@ export function decodeQueueSnapshot(r: Reply): { snapshot: QueueSnapshot; genera
   };
 }
 
-/** lua/popAndIssue-6.lua. */
-const ADMIT = { expiresAt: 0, active: 1, generation: 2, admittable: 3, members: 4 } as const;
+/** lua/popAndIssue-7.lua: the fixed part, the dropped members (count, ids), then the admitted ones. */
+const ADMIT = { expiresAt: 0, active: 1, generation: 2, admittable: 3, droppedCount: 4, dropped: 5 } as const;
 
 export function decodeAdmit(r: Reply, tokens: readonly string[]) {
+  const dropped = Number(r[ADMIT.droppedCount] ?? 0);
+  const admittedAt = ADMIT.dropped + dropped;
   return {
     generation: r[ADMIT.generation],
     result: {
       expiresAt: Number(r[ADMIT.expiresAt]),
       active: Number(r[ADMIT.active]),
       admittable: Number(r[ADMIT.admittable]),
-      admitted: r.slice(ADMIT.members).map((memberId, i) => ({ memberId: String(memberId), entryToken: tokens[i]! })),
+      abandoned: r.slice(ADMIT.dropped, admittedAt).map(String),
+      admitted: r.slice(admittedAt).map((memberId, i) => ({ memberId: String(memberId), entryToken: tokens[i]! })),
     },
   };
 }

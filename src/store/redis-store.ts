@@ -99,9 +99,9 @@ export class RedisStore implements Store {
     // The caller's deadline on Redis's clock (a lower bound, so never later than the real one);
     // '' until a reply has told us this queue's node's time.
     const notAfter = options.notAfter === undefined ? undefined : this.#clock.toRedisTime(queue, options.notAfter);
-    const args = [memberId, notAfter ?? ''];
-    if (options.token !== undefined && options.tokenTtlMs !== undefined) args.push(options.token, options.tokenTtlMs);
-    const reply = await this.#call<Reply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta], args);
+    const passthrough = options.token !== undefined && options.tokenTtlMs !== undefined;
+    const args = [memberId, notAfter ?? '', passthrough ? options.token! : '', passthrough ? options.tokenTtlMs! : '', options.presenceHead ?? ''];
+    const reply = await this.#call<Reply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen], args);
     const { snapshot, generation } = decodeEnter(reply);
     if (snapshot.needsToken) return snapshot;
     this.#generations.learn(queue, generation);
@@ -116,13 +116,15 @@ export class RedisStore implements Store {
 
   async admit(queue: string, request: AdmitRequest): Promise<AdmitResult> {
     const k = this.#keysOf(queue);
-    const reply = await this.#call<Reply>(queue, 'popAndIssue', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.admits], [
+    const reply = await this.#call<Reply>(queue, 'popAndIssue', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.admits, k.seen], [
       request.ratePerSecond,
       request.burst,
       request.maxActive ?? -1,
       request.tokenTtlMs,
       request.windowMs,
       request.admitId,
+      request.abandonAfterMs ?? -1,
+      request.pickupTimeoutMs ?? -1,
       ...request.tokens,
     ]);
     const { result, generation } = decodeAdmit(reply, request.tokens);
@@ -147,7 +149,12 @@ export class RedisStore implements Store {
 
   async leave(queue: string, memberId: string): Promise<boolean> {
     const k = this.#keysOf(queue);
-    return (await this.#call<number>(queue, 'leave', [k.waiting, k.tokens, k.active, k.leases, k.meta], [memberId])) === 1;
+    return (await this.#call<number>(queue, 'leave', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen], [memberId])) === 1;
+  }
+
+  async touch(queue: string, memberIds: readonly string[]): Promise<number> {
+    const k = this.#keysOf(queue);
+    return this.#call<number>(queue, 'touchMembers', [k.waiting, k.tokens, k.active, k.seen, k.meta], [...memberIds]);
   }
 
   async stats(queue: string): Promise<StatsSnapshot> {

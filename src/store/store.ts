@@ -19,6 +19,8 @@ export interface ControlsView {
   preQueueFrom: number | null;
   /** The rate set through the controls; null when unset (the instance's option applies). */
   admitRatePerSecond: number | null;
+  /** The burst set through the controls; null when unset. Optional for custom stores. */
+  admitBurst?: number | null;
 }
 
 /** The controls as stored: null where a field was never set (maxActive: undefined never set, null no cap). */
@@ -134,6 +136,14 @@ export interface AdmitRequest {
   admitId: string;
   /** Fresh tokens; member i popped gets tokens[i]. At most this many are admitted. */
   tokens: readonly string[];
+  /**
+   * A member popped whose last sign of life (see {@link Store.touch}) is older than
+   * this, or who has none, is dropped instead of admitted, at no admission cost.
+   * null or absent: nobody is dropped.
+   */
+  abandonAfterMs?: number | null;
+  /** A token nobody reads within this of its admission is dropped. null or absent: none. */
+  pickupTimeoutMs?: number | null;
 }
 
 export interface AdmitResult {
@@ -149,6 +159,8 @@ export interface AdmitResult {
    * the difference. Optional for custom stores (then no second step is sent).
    */
   admittable?: number;
+  /** Members dropped as abandoned by this step, in line order. */
+  abandoned?: string[];
 }
 
 export interface ClaimRequest {
@@ -178,6 +190,8 @@ export interface StatsSnapshot {
   waiting: number;
   active: number;
   claimed: number;
+  /** Members dropped as abandoned since the queue began. Optional for custom stores. */
+  abandoned?: number;
   window: AdmissionWindow;
   now: number;
 }
@@ -224,6 +238,12 @@ export interface Store {
   setControls?(queue: string, request: ControlsRequest): Promise<{ version: number }>;
   /** Optional: the controls as stored. */
   controls?(queue: string): Promise<StoredControls>;
+  /**
+   * Optional: signs of life of members an instance answered lately (at most 1,000 a
+   * call): a waiting member's last-seen time is set, a token nobody had read is picked
+   * up. Resolves with how many were recorded.
+   */
+  touch?(queue: string, memberIds: readonly string[]): Promise<number>;
 }
 
 /** Options of {@link Store.enter}. */
@@ -233,4 +253,6 @@ export interface EnterOptions {
   token?: string;
   /** That token's TTL, ms. */
   tokenTtlMs?: number;
+  /** A waiting member whose rank is below this has its enter recorded as a sign of life (abandonAfterSeconds). */
+  presenceHead?: number;
 }

@@ -430,7 +430,7 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
       it('counts waiting, active and claimed members as they are', async () => {
         const { queue } = await setup({ admitRatePerSecond: 3 });
         for (let i = 0; i < 5; i++) await queue.enter(`m${i}`);
-        expect(await queue.stats()).toEqual({ waiting: 5, active: 0, claimed: 0, admittedPerSecond: 0 });
+        expect(await queue.stats()).toEqual({ waiting: 5, active: 0, claimed: 0, admittedPerSecond: 0, abandoned: 0 });
         const admissions = await queue.admit();
         await queue.claim(admissions[0]!.memberId, admissions[0]!.entryToken);
         const stats = await queue.stats();

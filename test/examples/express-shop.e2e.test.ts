@@ -1,8 +1,10 @@
 // The example shop end to end in headless Chromium (playwright-core + Debian's chromium):
 // two shoppers queue, the page shows rank and wait, one is admitted and orders (SQLite
-// shows the order and the stock drop), and a sold-out order keeps the token usable.
+// shows the order and the stock drop), and a sold-out order keeps the token usable. Then
+// the runtime controls on the page: a countdown to a drawn opening, a paused banner, a
+// closed sale (banner for who waits, sold-out panel for who comes), and the operator hook.
 
-import { existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -15,9 +17,11 @@ import { openDatabase } from '../../examples/express-shop/db.mjs';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(import.meta.dirname, '..', '..', '.artifacts');
 
+type Server = ReturnType<ReturnType<typeof createShop>['listen']>;
+
 let browser: Browser;
-let server: ReturnType<ReturnType<typeof createShop>['listen']>;
 let url: string;
+const servers: Server[] = [];
 const db = openDatabase(':memory:');
 // Admission is driven by the test (no admitter): one member per admit() call.
 const queue = new WaitingQueue({ store: new MemoryStore(), name: 'e2e', admitRatePerSecond: 20, admitBurst: 1, pollingIntervals: [{ seconds: 0.25 }] });
@@ -30,21 +34,28 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  server = createShop({ queue, db }).listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  ({ url } = await listen(createShop({ queue, db })));
 });
 
 afterAll(async () => {
   await browser?.close();
-  server?.closeAllConnections();
-  await new Promise((r) => server?.close(r));
+  for (const s of servers) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
 });
 
-async function shopper(): Promise<{ page: Page; memberId: () => Promise<string> }> {
+async function listen(app: ReturnType<typeof createShop>): Promise<{ server: Server; url: string }> {
+  const s = app.listen(0, '127.0.0.1');
+  servers.push(s);
+  await new Promise((r) => s.once('listening', r));
+  return { server: s, url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/` };
+}
+
+async function shopper(at = url): Promise<{ page: Page; memberId: () => Promise<string> }> {
   const context = await browser.newContext({ viewport: { width: 760, height: 640 } });
   const page = await context.newPage();
-  await page.goto(url);
+  await page.goto(at);
   const memberId = async () => (await context.cookies()).find((c) => c.name === 'shopper')!.value;
   return { page, memberId };
 }
@@ -90,5 +101,127 @@ describe('example shop in a browser', () => {
     await expect.poll(() => text(bob.page, 'result')).toMatch(/confirmed/);
     const bobs = db.prepare('SELECT product_id AS productId FROM orders WHERE member_id = ?').all(await bob.memberId());
     expect(bobs).toEqual([{ productId: 3 }]);
+  });
+
+  // Each case below has a queue (and a shop) of its own, so its controls touch nothing else.
+  const ADMIN_TOKEN = 'e2e-operator-token-0123456789';
+
+  async function shopWithControls(name: string, options: { adminToken?: string } = {}) {
+    const q = new WaitingQueue({ store: new MemoryStore(), name, admitRatePerSecond: 20, admitBurst: 1, pollingIntervals: [{ seconds: 0.25 }] });
+    return { queue: q, ...(await listen(createShop({ queue: q, db, ...options }))) };
+  }
+
+  /** POST /admin/controls, as the operator would with curl. */
+  async function operator(at: string, body: unknown, init: { token?: string | null; contentType?: string; raw?: string } = {}) {
+    const headers: Record<string, string> = { 'content-type': init.contentType ?? 'application/json' };
+    const token = init.token === undefined ? ADMIN_TOKEN : init.token;
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    const response = await fetch(new URL('admin/controls', at), { method: 'POST', headers, body: init.raw ?? JSON.stringify(body) });
+    return { status: response.status, body: (await response.json()) as { mode?: string; error?: { code: string; message: string } } };
+  }
+
+  /** Saves the screenshot to .artifacts/ and copies it to docs/images/ when UPDATE_DOCS_IMAGES=1. */
+  async function screenshot(page: Page, name: string) {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, name) });
+    if (process.env.UPDATE_DOCS_IMAGES === '1') copyFileSync(join(ARTIFACTS, name), join(import.meta.dirname, '..', '..', 'docs', 'images', name));
+  }
+
+  /** Nothing on the page reads null, NaN or undefined (rank and estimate may be null). */
+  async function expectNoBlanks(page: Page) {
+    expect(await page.locator('main').innerText()).not.toMatch(/\bnull\b|\bNaN\b|\bundefined\b/);
+  }
+
+  it('counts down to a scheduled opening whose places are drawn at random', async () => {
+    const shop = await shopWithControls('e2e-countdown');
+    await shop.queue.setControls({ opensAt: Date.now() + 120_000, shuffle: true });
+    for (const early of ['early-1', 'early-2', 'early-3', 'early-4']) await shop.queue.enter(early);
+    const carol = await shopper(shop.url);
+    await expect.poll(() => text(carol.page, 'countdown')).toMatch(/^(2:00|1:5\d)$/);
+    expect(await carol.page.getByTestId('drawn').isVisible()).toBe(true);
+    expect(await carol.page.getByTestId('drawn').textContent()).toMatch(/drawn at random at the opening/);
+    expect(await carol.page.locator('#rank-line').isHidden()).toBe(true);
+    expect(await text(carol.page, 'ahead')).toBe('not drawn yet');
+    expect(await text(carol.page, 'wait')).toBe('starts at the opening');
+    expect(await text(carol.page, 'total')).toBe('5');
+    expect(await carol.page.getByRole('timer').count()).toBe(1);
+    expect(await carol.page.locator('#notice').isHidden()).toBe(true);
+    await expectNoBlanks(carol.page);
+    // It ticks on the page's clock, between polls.
+    const before = await text(carol.page, 'countdown');
+    await expect.poll(() => text(carol.page, 'countdown'), { timeout: 3000 }).not.toBe(before);
+    await screenshot(carol.page, 'waiting-room-countdown.png');
+  });
+
+  it('shows the operator\'s message while the sale is paused, and the rank it keeps', async () => {
+    const shop = await shopWithControls('e2e-paused', { adminToken: ADMIN_TOKEN });
+    for (const early of ['early-1', 'early-2', 'early-3']) await shop.queue.enter(early);
+    const dave = await shopper(shop.url);
+    await expect.poll(() => text(dave.page, 'rank-number')).toBe('4');
+    const message = 'Restocking the Aurora runner: back in about ten minutes.';
+    expect(await operator(shop.url, { mode: 'paused', message })).toMatchObject({ status: 200, body: { mode: 'paused' } });
+    await expect.poll(() => text(dave.page, 'notice-title')).toBe('The sale is paused');
+    expect(await text(dave.page, 'notice-message')).toBe(message);
+    expect(await dave.page.locator('#notice').isVisible()).toBe(true);
+    expect(await text(dave.page, 'rank-number')).toBe('4');
+    expect(await text(dave.page, 'ahead')).toBe('3');
+    expect(await text(dave.page, 'wait')).toBe('on hold');
+    expect(await dave.page.locator('#opening').isHidden()).toBe(true);
+    await expectNoBlanks(dave.page);
+    await screenshot(dave.page, 'waiting-room-paused.png');
+    // Resumed: the banner goes, the estimate comes back.
+    expect((await operator(shop.url, { mode: 'open', message: null })).status).toBe(200);
+    await expect.poll(() => dave.page.locator('#notice').isHidden()).toBe(true);
+    await expect.poll(() => text(dave.page, 'wait')).toMatch(/any moment now|about \d+/);
+  });
+
+  it('closes the sale: a waiting shopper sees the closed banner, a new one the sold-out panel', async () => {
+    const shop = await shopWithControls('e2e-closed', { adminToken: ADMIN_TOKEN });
+    const erin = await shopper(shop.url);
+    await expect.poll(() => text(erin.page, 'rank-number')).toBe('1');
+    expect(await operator(shop.url, { mode: 'closed', message: 'Sold out, thank you!' })).toMatchObject({ status: 200, body: { mode: 'closed' } });
+    await expect.poll(() => text(erin.page, 'notice-title')).toBe('The sale is closed');
+    expect(await text(erin.page, 'notice-message')).toBe('Sold out, thank you!');
+    expect(await text(erin.page, 'rank-number')).toBe('1');
+    await expectNoBlanks(erin.page);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await erin.page.screenshot({ path: join(ARTIFACTS, 'waiting-room-closed-waiting.png') });
+
+    const frank = await shopper(shop.url);
+    await expect.poll(() => text(frank.page, 'sold-out')).toBe('Sold out, thank you!');
+    expect(await frank.page.getByRole('heading', { name: 'This drop is closed' }).isVisible()).toBe(true);
+    expect(await frank.page.locator('#waiting').isHidden()).toBe(true);
+    expect(await frank.page.locator('#problem').isHidden()).toBe(true);
+    await expectNoBlanks(frank.page);
+    await screenshot(frank.page, 'waiting-room-sold-out.png');
+  });
+
+  it('lets only the operator change the controls, and answers 4xx to a bad patch', async () => {
+    const off = await shopWithControls('e2e-admin-off');
+    expect((await operator(off.url, { mode: 'paused' })).status).toBe(403);
+    expect(() => createShop({ queue: off.queue, db, adminToken: 'short' })).toThrow(/at least 16 characters/);
+
+    const shop = await shopWithControls('e2e-admin', { adminToken: ADMIN_TOKEN });
+    expect((await operator(shop.url, { mode: 'paused' }, { token: null })).status).toBe(403);
+    expect((await operator(shop.url, { mode: 'paused' }, { token: `${ADMIN_TOKEN}x` })).status).toBe(403);
+    expect((await fetch(new URL('admin/controls', shop.url))).status).toBe(403);
+    const basic = await fetch(new URL('admin/controls', shop.url), { headers: { authorization: `Basic ${ADMIN_TOKEN}` } });
+    expect(basic.status).toBe(403);
+
+    const badMode = await operator(shop.url, { mode: 'shut' });
+    expect(badMode).toMatchObject({ status: 400, body: { error: { code: 'CONFIG_INVALID', message: expect.stringMatching(/"mode"/) } } });
+    expect(await operator(shop.url, { pause: true })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/"pause": unknown option/) } } });
+    expect((await operator(shop.url, {})).status).toBe(400);
+    expect((await operator(shop.url, [])).status).toBe(400);
+    expect((await operator(shop.url, { message: 'x'.repeat(281) })).status).toBe(400);
+    expect((await operator(shop.url, null, { raw: '{"mode":' })).status).toBe(400);
+    expect((await operator(shop.url, null, { raw: JSON.stringify({ message: 'x'.repeat(5000) }) })).status).toBe(413);
+    expect((await operator(shop.url, null, { raw: 'mode=paused', contentType: 'application/x-www-form-urlencoded' })).status).toBe(415);
+    expect((await shop.queue.controls()).version).toBe(0); // nothing bad got through
+
+    expect(await operator(shop.url, { mode: 'paused', message: 'Back soon' })).toMatchObject({ status: 200, body: { mode: 'paused' } });
+    const read = await fetch(new URL('admin/controls', shop.url), { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(read.status).toBe(200);
+    expect(await read.json()).toMatchObject({ mode: 'paused', message: 'Back soon' });
   });
 });

@@ -89,6 +89,8 @@ interface Model {
   claims: Array<{ member: string; token: number }>;
   burst: number;
   maxActive: number | null;
+  /** The last admit that found the line able to move (admitted someone, or nobody waited); null before. */
+  movedAt: number | null;
 }
 
 const deadlineOf = (r: TokenRec) => (r.claim !== null && r.claimExp > r.tokenExp ? r.claimExp : r.tokenExp);
@@ -106,6 +108,25 @@ interface ExpectedPosition {
   /** Token handle when READY. */
   token: number | null;
   tokenExp: number | null;
+  /** WAITING: the estimate had the store's clock been `extraMs` later (Redis runs ahead of the model by up to ε). */
+  estimateLater?: (extraMs: number) => number;
+}
+
+/** The wait estimate's stall grace at this rate (src/position.ts): max(10 s, two admissions). */
+const STALL_GRACE_MS = Math.max(10_000, 2000 / RATE);
+
+/**
+ * The wait estimate (SPEC, src/position.ts): rank ÷ the configured rate (observed rates
+ * here are always above it, see the header), scaled down by grace ÷ stall once the line
+ * has not moved for longer than the grace; whole seconds rounded up, at least 1.
+ */
+function modelEstimate(m: Model, rank: number, extraMs = 0): number {
+  let rate = RATE;
+  if (m.movedAt !== null) {
+    const stalled = m.now + extraMs - m.movedAt;
+    if (stalled > STALL_GRACE_MS) rate *= STALL_GRACE_MS / stalled;
+  }
+  return Math.max(1, Math.ceil(rank / rate));
 }
 
 const tierOf = (rank: number) => (TIERS.find((t) => t.belowRank === undefined || rank < t.belowRank) ?? TIERS[TIERS.length - 1]!).seconds;
@@ -116,8 +137,16 @@ function expectedPosition(m: Model, key: string): ExpectedPosition {
   if (r) return { status: 'READY', rank: null, currentTotalWaitingCount: total, estimatedWaitSeconds: null, pollingIntervalSeconds: tierOf(0), token: r.handle, tokenExp: r.tokenExp };
   const rank = m.waiting.indexOf(key);
   if (rank >= 0) {
-    // Wait estimate: rank ÷ effective rate, whole seconds rounded up; the configured rate here (see header).
-    return { status: 'WAITING', rank, currentTotalWaitingCount: total, estimatedWaitSeconds: Math.ceil(rank / RATE), pollingIntervalSeconds: tierOf(rank), token: null, tokenExp: null };
+    return {
+      status: 'WAITING',
+      rank,
+      currentTotalWaitingCount: total,
+      estimatedWaitSeconds: modelEstimate(m, rank),
+      pollingIntervalSeconds: tierOf(rank),
+      token: null,
+      tokenExp: null,
+      estimateLater: (extraMs) => modelEstimate(m, rank, extraMs),
+    };
   }
   return { status: 'NOT_ENTERED', rank: null, currentTotalWaitingCount: total, estimatedWaitSeconds: null, pollingIntervalSeconds: tierOf(0), token: null, tokenExp: null };
 }
@@ -142,6 +171,7 @@ function modelAdmit(m: Model): { members: string[]; handles: number[]; expiresAt
   let n = Math.min(Math.floor(m.bucketMilli / 1000), m.burst, m.waiting.length);
   if (m.maxActive !== null) n = Math.min(n, m.maxActive - active);
   n = Math.max(0, n);
+  if (n > 0 || m.waiting.length === 0) m.movedAt = m.now;
   const members = m.waiting.splice(0, n); // I8: the head, in entry order
   const expiresAt = m.now + TOKEN_TTL_MS;
   const handles = members.map((key) => {
@@ -263,9 +293,17 @@ function expectTime(side: Side, r: Real, abs: number, expected: number, what: st
 }
 
 function expectPosition(side: Side, r: Real, p: Position, e: ExpectedPosition, what: string): void {
-  const { entryToken, entryTokenExpiresAt, ...rest } = p;
+  const { entryToken, entryTokenExpiresAt, estimatedWaitSeconds: estimate, ...rest } = p;
   const { status, rank, currentTotalWaitingCount, estimatedWaitSeconds, pollingIntervalSeconds } = e;
-  expectSame(rest, { status, rank, currentTotalWaitingCount, estimatedWaitSeconds, pollingIntervalSeconds }, `${side.label} ${what}`);
+  expectSame(rest, { status, rank, currentTotalWaitingCount, pollingIntervalSeconds, queueMode: 'open', message: null, opensAt: null }, `${side.label} ${what}`);
+  if (side.label === 'memory' || e.estimateLater === undefined) {
+    expectSame(estimate, estimatedWaitSeconds, `${side.label} ${what}: estimatedWaitSeconds`);
+  } else {
+    // Redis TIME runs ahead of the model by ε ≤ r.elapsed(); a stalled line's estimate only grows with time.
+    const later = e.estimateLater(r.elapsed());
+    expect(estimate!, `redis ${what}: estimatedWaitSeconds ${estimate} vs model ${estimatedWaitSeconds}..${later}`).toBeGreaterThanOrEqual(estimatedWaitSeconds!);
+    expect(estimate!, `redis ${what}: estimatedWaitSeconds ${estimate} vs model ${estimatedWaitSeconds}..${later}`).toBeLessThanOrEqual(later);
+  }
   if (e.token === null) {
     expectSame([entryToken, entryTokenExpiresAt], [null, null], `${side.label} ${what}: no token unless READY`);
   } else {
@@ -570,6 +608,7 @@ async function newRun(config: { burst: number; maxActive: number | null }): Prom
     claimTtlSeconds: LEASE_MS / 1000,
     pollingIntervals: TIERS,
     operationTimeoutMs: 5000,
+    abandonAfterSeconds: null, // abandonment is not part of this model
   };
   const side = (label: Side['label'], queue: WaitingQueue, frame: (abs: number) => number): Side => ({ label, queue, tokens: [], handles: new Map(), claims: [], frame });
   const memory = side('memory', new WaitingQueue({ store: new MemoryStore({ now: () => memoryNow }), ...options }), (abs) => abs - start);
@@ -592,6 +631,7 @@ async function newRun(config: { burst: number; maxActive: number | null }): Prom
     tokens: new Map(),
     consumed: new Map(),
     bucketMilli: null,
+    movedAt: null,
     refilledAt: 0,
     tokenOwner: [],
     lastToken: new Map(),
@@ -633,17 +673,27 @@ describe('model-based differential walk (R5): MemoryStore and RedisStore against
       meta: await client.hgetall(k.meta),
       admits: await client.zrange(k.admits, 0, -1, 'WITHSCORES'),
       waiting: await client.zrange(k.waiting, 0, -1, 'WITHSCORES'),
+      seen: await client.hgetall(k.seen),
     });
     const before = await snapshot();
     const delta = 45_000;
-    // tokenExp + claimExp of a; scores of active (a), leases (a), consumed (claimB), admits (1 call); bts, ws, wf.
-    expect(await shiftQueueClock(client, PREFIX, name, delta)).toBe(2 + 1 + 1 + 1 + 1 + 3);
+    // tokenExp + claimExp of a; scores of active (a), leases (a), consumed (claimB), admits (1 call);
+    // bts, ws, wf, wl, mv; c's last sign of life (a and b were admitted: theirs are gone).
+    expect(await shiftQueueClock(client, PREFIX, name, delta)).toBe(2 + 1 + 1 + 1 + 1 + 5 + 1);
     const after = await snapshot();
     const back = (v: string) => String(Number(v) - delta);
     const [te, ce, ...rest] = before.tokens.a!.split('|');
     expect(after.tokens).toEqual({ a: [back(te!), back(ce!), ...rest].join('|') });
     for (const z of ['active', 'leases', 'consumed', 'admits'] as const) expect(after[z]).toEqual(before[z].map((v, i) => (i % 2 ? back(v) : v)));
-    expect(after.meta).toEqual({ ...before.meta, bts: back(before.meta.bts!), ws: back(before.meta.ws!), wf: back(before.meta.wf!) });
+    expect(after.meta).toEqual({
+      ...before.meta,
+      bts: back(before.meta.bts!),
+      ws: back(before.meta.ws!),
+      wf: back(before.meta.wf!),
+      wl: back(before.meta.wl!),
+      mv: back(before.meta.mv!),
+    });
+    expect(after.seen).toEqual({ c: back(before.seen.c!) });
     expect(after.waiting).toEqual(before.waiting); // sequences are not times
     // And it reads as 45 s having passed: the lease (90 s) outlives the token TTL (60 s)...
     expect((await queue.position('a')).status).toBe('READY');
@@ -654,7 +704,7 @@ describe('model-based differential walk (R5): MemoryStore and RedisStore against
     expect((await queue.admit()).map((x) => x.memberId)).toEqual(['c']);
     // The script declares every key it touches (it runs under the #!lua key checks).
     expect(SHIFT_CLOCK_LUA.startsWith('#!lua\n')).toBe(true);
-    expect(shiftClockKeys(PREFIX, name)).toHaveLength(6);
+    expect(shiftClockKeys(PREFIX, name)).toHaveLength(7);
     await client.del(...Object.values(k));
   });
 

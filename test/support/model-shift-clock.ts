@@ -8,7 +8,9 @@
 // - leases   zset member -> claim lease expiry (ms);
 // - consumed zset claim id -> forget-after (ms);
 // - admits   zset admit id -> forget-after (ms);
-// - meta     hash fields bts (bucket refill time), ws (window start), wf (first admission).
+// - meta     hash fields bts (bucket refill time), ws (window start), wf (first admission),
+//            wl (last recorded admission), mv (line last moved), co (scheduled opening);
+// - seen     hash member -> last sign of life (ms).
 // Not timestamps: waiting (scored by entry sequence), meta gen / seq / bt / wc / wp.
 
 import type { Redis } from 'ioredis';
@@ -16,7 +18,7 @@ import { queueKeys } from '../../src/store/keys.js';
 
 /** Run with EVAL; every key in KEYS (so it also runs under `#!lua` key checks and in a Cluster slot). */
 export const SHIFT_CLOCK_LUA = `#!lua
--- KEYS[1] tokens  KEYS[2] active  KEYS[3] leases  KEYS[4] consumed  KEYS[5] meta  KEYS[6] admits
+-- KEYS[1] tokens  KEYS[2] active  KEYS[3] leases  KEYS[4] consumed  KEYS[5] meta  KEYS[6] admits  KEYS[7] seen
 -- ARGV[1] delta (ms): every stored timestamp moves back by it (negative: forward).
 -- Returns the number of values changed.
 local d = tonumber(ARGV[1])
@@ -26,12 +28,14 @@ local changed = 0
 
 local records = redis.call('HGETALL', KEYS[1])
 for i = 1, #records, 2 do
-  local tokenExp, claimExp, rest = string.match(records[i + 1], '^(%d+)|(%d+)|(.*)$')
+  local tokenExp, claimExp, rest, pickupBy = string.match(records[i + 1], '^(%d+)|(%d+)|([^|]*|[^|]+)|?(%d*)$')
   if not tokenExp then return redis.error_reply('ERR shift-clock: unexpected token record') end
   tokenExp, claimExp = tonumber(tokenExp), tonumber(claimExp)
   if tokenExp ~= 0 then tokenExp = tokenExp - d; changed = changed + 1 end
   if claimExp ~= 0 then claimExp = claimExp - d; changed = changed + 1 end
-  redis.call('HSET', KEYS[1], records[i], int(tokenExp) .. '|' .. int(claimExp) .. '|' .. rest)
+  local suffix = ''
+  if pickupBy ~= '' then suffix = '|' .. int(tonumber(pickupBy) - d); changed = changed + 1 end
+  redis.call('HSET', KEYS[1], records[i], int(tokenExp) .. '|' .. int(claimExp) .. '|' .. rest .. suffix)
 end
 
 for _, k in ipairs({ 2, 3, 4, 6 }) do
@@ -42,7 +46,13 @@ for _, k in ipairs({ 2, 3, 4, 6 }) do
   end
 end
 
-for _, field in ipairs({ 'bts', 'ws', 'wf' }) do
+local seen = redis.call('HGETALL', KEYS[7])
+for i = 1, #seen, 2 do
+  redis.call('HSET', KEYS[7], seen[i], int(tonumber(seen[i + 1]) - d))
+  changed = changed + 1
+end
+
+for _, field in ipairs({ 'bts', 'ws', 'wf', 'wl', 'mv', 'co' }) do
   local v = tonumber(redis.call('HGET', KEYS[5], field))
   if v then
     redis.call('HSET', KEYS[5], field, int(v - d))
@@ -55,7 +65,7 @@ return changed
 /** The keys the shift script takes, in KEYS order. */
 export function shiftClockKeys(prefix: string, queue: string): string[] {
   const k = queueKeys(prefix, queue);
-  return [k.tokens, k.active, k.leases, k.consumed, k.meta, k.admits];
+  return [k.tokens, k.active, k.leases, k.consumed, k.meta, k.admits, k.seen];
 }
 
 /**

@@ -8,6 +8,7 @@
   KEYS[3] active   zset member -> token deadline (ms)
   KEYS[4] leases   zset member -> claim lease expiry (ms)
   KEYS[5] meta     hash: gen, seq, bucket, admission window
+  KEYS[6] seen     hash member -> last sign of life (ms), kept only near the head
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id (validated by the caller)
   ARGV[3] not after (Redis ms; '' for no limit): the caller stopped waiting then and was told
@@ -16,6 +17,9 @@
           been admitted and ordered, and a late enter would queue them for a second admission.
   ARGV[4] a fresh token ('' if none): issued at once to a new member in passthrough mode
   ARGV[5] the token's TTL (ms), for passthrough
+  ARGV[6] presence head ('' for none): a waiting member whose rank is below it has
+          its sign of life recorded in seen (abandonAfterSeconds); further back,
+          nothing is written (the work follows the head of the line, not the crowd)
 
   Returns the positionReply (lua/includes/readPosition.lua) after the call, or
   { STATE_LOST }, { QUEUE_CLOSED, message } (a new member while closed), { NEED_TOKEN }
@@ -27,6 +31,7 @@
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "pickUp"
 --- @include "generation"
 --- @include "admissionWindow"
 --- @include "controls"
@@ -34,6 +39,7 @@
 --- @include "readPosition"
 
 local expected, member, freshToken, ttl = ARGV[1], ARGV[2], ARGV[4] or '', tonumber(ARGV[5] or '')
+local presenceHead = tonumber(ARGV[6] or '')
 if not expected or not member or member == '' then return redis.error_reply('ERR waitgate: bad enter arguments') end
 local now = nowMs()
 local notAfter = tonumber(ARGV[3])
@@ -51,17 +57,25 @@ if record and deadlineOf(record) <= now then
   redis.call('ZREM', KEYS[4], member)
   record = nil
 end
-if record then return readPosition(KEYS[1], member, record, now, meta, gen, expected) end
+if record then
+  pickUp(KEYS[2], KEYS[3], member, record) -- answering READY: the token is picked up
+  return readPosition(KEYS[1], member, record, now, meta, gen, expected)
+end
+-- A waiting member near the head: its enter is a sign of life.
+local function present(reply)
+  if presenceHead and reply[2] and reply[2] < presenceHead then redis.call('HSET', KEYS[6], member, now) end
+  return reply
+end
 local C = META_CONTROLS_AT
 local mode = meta[C] or 'open'
 if mode ~= 'open' then
   -- Closed and passthrough treat a new member differently: find out first whether it waits.
-  if redis.call('ZSCORE', KEYS[1], member) then return readPosition(KEYS[1], member, nil, now, meta, gen, expected) end
+  if redis.call('ZSCORE', KEYS[1], member) then return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected)) end
   if mode == 'closed' then return { QUEUE_CLOSED, meta[C + 1] or false } end
   if mode == 'passthrough' then
     if freshToken == '' or not ttl or ttl <= 0 then return { NEED_TOKEN } end
     -- Let through at once: a token, as admission would issue it, without the bucket or maxActive.
-    local issued = { tokenExp = now + ttl, claimExp = 0, claimId = '', token = freshToken }
+    local issued = { tokenExp = now + ttl, claimExp = 0, claimId = '', token = freshToken, pickupBy = 0 }
     redis.call('HSET', KEYS[2], member, formatRecord(issued))
     redis.call('ZADD', KEYS[3], issued.tokenExp, member)
     return readPosition(KEYS[1], member, issued, now, meta, gen, expected)
@@ -69,14 +83,14 @@ if mode ~= 'open' then
 end
 -- NX: a member already waiting keeps its first score (and the candidate is not used).
 local seq = (tonumber(meta[2]) or 0) + 1
-local score = entryScore(now, seq, tonumber(meta[C + 2]), meta[C + 3], tonumber(meta[C + 4]), tonumber(meta[15]), meta[16], member)
+local score = entryScore(now, seq, tonumber(meta[C + 2]), meta[C + 3], tonumber(meta[C + 4]), tonumber(meta[META_SB]), meta[META_SEED], member)
 if redis.call('ZADD', KEYS[1], 'NX', score, member) == 0 then
-  return readPosition(KEYS[1], member, nil, now, meta, gen, expected)
+  return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected))
 end
 redis.call('HSET', KEYS[5], 'seq', seq)
 local total = redis.call('ZCARD', KEYS[1])
 -- A new entry scores above everyone (sb + seq, or pb + seq in a FIFO pre-queue), so it is
 -- last; only a drawn pre-queue place needs ZRANK.
 local rank = total - 1
-if meta[C + 3] == '1' and score < (tonumber(meta[15]) or 0) then rank = redis.call('ZRANK', KEYS[1], member) end
-return positionReply(1, rank, total, nil, now, meta, score, gen, expected)
+if meta[C + 3] == '1' and score < (tonumber(meta[META_SB]) or 0) then rank = redis.call('ZRANK', KEYS[1], member) end
+return present(positionReply(1, rank, total, nil, now, meta, score, gen, expected))

@@ -12,6 +12,7 @@
                    window (lua/includes/admissionWindow.lua), the controls
                    (lua/includes/controls.lua)
   KEYS[6] admits   zset admit id -> forget-after (ms): recent admit calls
+  KEYS[7] seen     hash member -> last sign of life (ms), near the head only
 
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2] rate per second   ARGV[3] burst    ARGV[4] maxActive (-1: no cap): the
@@ -19,11 +20,16 @@
   ARGV[5] token TTL (ms)    ARGV[6] admission window length (ms)
   ARGV[7] admit id (a repeated id is a re-sent call: it admits nothing, even when
           other instances admitted in between; else it would issue its tokens twice)
-  ARGV[8..] fresh tokens, one per member that may be admitted: the caller sends
+  ARGV[8] abandonAfter (ms; -1: never): a member popped whose last sign of life (seen)
+          is older, or who has none, is dropped instead of admitted: no token, no
+          bucket, no maxActive place; the next members are popped in its stead (at
+          most MAX_DROPS dropped a call)
+  ARGV[9] pickupTimeout (ms; -1: none): a token nobody reads within it is dropped
+  ARGV[10..] fresh tokens, one per member that may be admitted: the caller sends
           about as many as it expects to be admittable, not the whole burst
 
-  Returns { expiresAtMs, activeAfter, generation, admittable, member1, member2, ... };
-  member i got ARGV[7 + i]. admittable: how many this call could have admitted
+  Returns { expiresAtMs, activeAfter, generation, admittable, droppedCount, dropped1, ...,
+  member1, member2, ... }; member i got ARGV[9 + i]. admittable: how many this call could have admitted
   with enough tokens (bucket, burst, maxActive room and members waiting, before
   it); when it exceeds the tokens sent the caller may call again for the rest.
   Or { STATE_LOST }.
@@ -40,14 +46,16 @@
 --- @include "newGeneration"
 --- @include "admissionWindow"
 
-local FIRST_TOKEN = 8
+local FIRST_TOKEN = 10
+local MAX_DROPS = 1000
 local PASSTHROUGH_BATCH = 2000
 local ADMIT_ID_MEMORY_MS = 300000
 local expected = ARGV[1]
 local rate, burst, maxActive = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local ttl, windowMs, admitId = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+local abandonAfter, pickupTimeout = tonumber(ARGV[8]), tonumber(ARGV[9])
 if not (expected and rate and rate > 0 and burst and burst >= 1 and maxActive and ttl and ttl > 0
-        and windowMs and windowMs > 0 and admitId and admitId ~= '') then
+        and windowMs and windowMs > 0 and admitId and admitId ~= '' and abandonAfter and pickupTimeout) then
   return redis.error_reply('ERR waitgate: bad admit arguments')
 end
 local now = nowMs()
@@ -72,7 +80,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 local active = redis.call('ZCARD', KEYS[3])
 
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
-if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0 } end
+if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0, 0 } end
 -- meta: [1] bt [2] bts [3..8] the window [9..13] cm co cr cb ca
 local fields = { 'bt', 'bts' }
 for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
@@ -102,29 +110,58 @@ if passthrough then admittable = math.min(waitingBefore, PASSTHROUGH_BATCH) end
 if mode == 'paused' or mode == 'closed' or (opensAt and now < opensAt) then admittable = 0 end
 admittable = math.max(0, admittable)
 local n = math.min(admittable, #ARGV - FIRST_TOKEN + 1)
-local reply = { int(expiresAt), active + n, gen, admittable }
-local REPLY_MEMBERS_AT = 5
+
+-- Pop until n live members are found. The dead (silent for abandonAfter, or never seen
+-- near the head) are dropped at no cost to the bucket or maxActive.
+local admitted, dropped = {}, {}
+local tracking = abandonAfter >= 0 and not passthrough
+local function forgetSeen(ids, from, to)
+  for first = from, to, CHUNK do redis.call('HDEL', KEYS[7], unpack(ids, first, math.min(first + CHUNK - 1, to))) end
+end
+while #admitted < n and #dropped < MAX_DROPS do
+  local popped = redis.call('ZPOPMIN', KEYS[1], n - #admitted)
+  if #popped == 0 then break end
+  local ids = {}
+  for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
+  for first = 1, #ids, CHUNK do
+    local last = math.min(first + CHUNK - 1, #ids)
+    local seenAt = tracking and redis.call('HMGET', KEYS[7], unpack(ids, first, last)) or {}
+    for i = first, last do
+      local at = tonumber(seenAt[i - first + 1])
+      if tracking and (not at or now - at > abandonAfter) then dropped[#dropped + 1] = ids[i] else admitted[#admitted + 1] = ids[i] end
+    end
+  end
+  forgetSeen(ids, 1, #ids)
+end
+n = #admitted
+
+local reply = { int(expiresAt), active + n, gen, admittable, #dropped }
+for i = 1, #dropped do reply[#reply + 1] = dropped[i] end
 if n > 0 then
-  local popped = redis.call('ZPOPMIN', KEYS[1], n)
-  -- Every record is "<expiresAt>|0||<token>": format the constant part once.
-  local prefix = formatRecord({ tokenExp = expiresAt, claimExp = 0, claimId = '', token = '' })
-  local score = reply[1]
+  -- Every record is "<expiresAt>|0||<token>[|<pickupBy>]": format the constant parts once.
+  local pickupBy = pickupTimeout >= 0 and math.min(now + pickupTimeout, expiresAt) or 0
+  local record = { tokenExp = expiresAt, claimExp = 0, claimId = '', token = '', pickupBy = 0 }
+  local prefix = formatRecord(record)
+  local suffix = pickupBy > 0 and ('|' .. int(pickupBy)) or ''
+  record.pickupBy = pickupBy
+  local score = int(deadlineOf(record))
   local fields, scores = {}, {}
   for first = 1, n, CHUNK do
     local last = math.min(first + CHUNK - 1, n)
     local f = 0
     for i = first, last do
-      local member = popped[2 * i - 1]
-      fields[f + 1], fields[f + 2] = member, prefix .. ARGV[FIRST_TOKEN - 1 + i]
+      local member = admitted[i]
+      fields[f + 1], fields[f + 2] = member, prefix .. ARGV[FIRST_TOKEN - 1 + i] .. suffix
       scores[f + 1], scores[f + 2] = score, member
       f = f + 2
-      reply[REPLY_MEMBERS_AT - 1 + i] = member
+      reply[#reply + 1] = member
     end
     redis.call('HSET', KEYS[2], unpack(fields, 1, f))
     redis.call('ZADD', KEYS[3], unpack(scores, 1, f))
   end
   if not passthrough then tokens = tokens - n end
 end
+if #dropped > 0 then redis.call('HINCRBY', KEYS[5], 'ab', #dropped) end
 
 -- %.17g keeps the bucket's exact double, as MemoryStore does: both stores admit alike
 -- near a whole token.
@@ -137,7 +174,7 @@ end
 -- written only when it records: then `wl` dates it. Only admissions that left
 -- members waiting count: a call that drained the queue shows the demand, not the
 -- rate the queue can move at.
-if n > 0 and waitingBefore > n then
+if n > 0 and waitingBefore > n + #dropped then
   local ws, wc, wp, wf = tonumber(meta[3]) or now, tonumber(meta[4]) or 0, tonumber(meta[5]) or 0, meta[6]
   if now - ws >= 2 * windowMs then
     ws, wc, wp = now, 0, 0
@@ -152,7 +189,7 @@ if n > 0 and waitingBefore > n then
   set('wl', int(now))
 end
 -- The line moved (or had nobody to move): the wait estimate's stall clock restarts.
-if n > 0 or waitingBefore == 0 then set('mv', int(now)) end
+if n > 0 or #dropped > 0 or waitingBefore == 0 then set('mv', int(now)) end
 redis.call('HSET', KEYS[5], unpack(metaFields))
 -- ioredis re-sends a call whose reply was lost once it has reconnected: remember the id.
 redis.call('ZADD', KEYS[6], now + ADMIT_ID_MEMORY_MS, admitId)

@@ -11,6 +11,7 @@
   KEYS[3] active   zset member -> token deadline (ms)
   KEYS[4] leases   zset member -> claim lease expiry (ms)
   KEYS[5] meta     hash: gen
+  KEYS[6] seen     hash member -> last sign of life (ms)
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
 
@@ -26,6 +27,7 @@ local now = nowMs()
 if not checkGeneration(KEYS[5], expected) then return STATE_LOST end
 
 local wasWaiting = redis.call('ZREM', KEYS[1], member)
+redis.call('HDEL', KEYS[6], member)
 local record = parseRecord(redis.call('HGET', KEYS[2], member))
 local hadToken = record and deadlineOf(record) > now
 if record then
