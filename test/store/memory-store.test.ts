@@ -2,6 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitgateConfigError, WaitingQueue } from '../../src/index.js';
+import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 
@@ -19,6 +20,13 @@ describeStoreContract('MemoryStore', {
 });
 
 describeControlsContract('MemoryStore', {
+  async create() {
+    const clock = fakeClock();
+    return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
+  },
+});
+
+describeAbandonmentContract('MemoryStore', {
   async create() {
     const clock = fakeClock();
     return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };

@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RedisStore, StoreUnavailableError, WaitingQueue, type StoreWarning } from '../../src/index.js';
 import { scripts } from '../../src/store/lua.generated.js';
+import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { sleep, uniqueName } from '../support/unique.js';
@@ -138,6 +139,12 @@ describeStoreContract('RedisStore as the README least-privilege ACL user', {
 });
 
 describeControlsContract('RedisStore as the README least-privilege ACL user', {
+  async create() {
+    return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
+  },
+});
+
+describeAbandonmentContract('RedisStore as the README least-privilege ACL user', {
   async create() {
     return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
   },

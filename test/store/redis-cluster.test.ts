@@ -9,6 +9,7 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore, WaitingQueue, type StoreWarning } from '../../src/index.js';
 import { queueKeys } from '../../src/store/keys.js';
+import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { parseInfo, startOneNodeCluster, type TestCluster } from '../support/cluster.js';
@@ -49,6 +50,12 @@ describeStoreContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)
 });
 
 describeControlsContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
+  async create() {
+    return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeAbandonmentContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
   async create() {
     return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
   },

@@ -7,6 +7,7 @@ import { scripts } from '../../src/store/lua.generated.js';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { toHttpResponse } from '../../src/index.js';
 import { InvalidMemberIdError, QueueStateLostError, RedisStore, StoreUnavailableError, WaitgateConfigError, WaitingQueue, type StoreWarning } from '../../src/index.js';
+import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -25,6 +26,12 @@ describeStoreContract('RedisStore', {
 });
 
 describeControlsContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeAbandonmentContract('RedisStore', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
