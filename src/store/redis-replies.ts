@@ -36,12 +36,16 @@ const WINDOW_LENGTH = 6;
 
 const MODES: readonly QueueMode[] = ['open', 'paused', 'passthrough', 'closed'];
 const str = (v: Value): string | null => (v === null || v === undefined || v === '' ? null : String(v));
+/** A stored mode, or null for none (or one this version does not know). */
+const modeOf = (v: Value): QueueMode | null => {
+  const mode = str(v);
+  return mode !== null && (MODES as readonly string[]).includes(mode) ? (mode as QueueMode) : null;
+};
 
 /** The seven values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr cb), starting at `at`. */
 function decodeControlsView(r: Reply, at: number): ControlsView {
-  const mode = str(r[at]);
   return {
-    mode: mode !== null && (MODES as readonly string[]).includes(mode) ? (mode as QueueMode) : 'open',
+    mode: modeOf(r[at]) ?? 'open',
     message: str(r[at + 1]),
     opensAt: num(r[at + 2]),
     shuffle: str(r[at + 3]) === '1',
@@ -159,13 +163,12 @@ export function decodeClaim(r: Reply): ClaimResult {
 
 /** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation }. */
 export function decodeControls(r: Reply): { controls: StoredControls; generation: Value } {
-  const mode = str(r[1]);
   const maxActive = num(r[5]);
   return {
     generation: r[11],
     controls: {
       now: Number(r[0]),
-      mode: mode !== null && (MODES as readonly string[]).includes(mode) ? (mode as QueueMode) : null,
+      mode: modeOf(r[1]),
       message: str(r[2]),
       admitRatePerSecond: num(r[3]),
       admitBurst: num(r[4]),

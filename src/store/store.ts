@@ -2,7 +2,7 @@
 // exchanges with WaitingQueue. Exported for custom stores; users of WaitingQueue
 // see only the results in types.ts.
 
-import type { QueueMode } from '../controls.js';
+import type { ControlsPatch, QueueMode } from '../controls.js';
 import type { PositionStatus } from '../types.js';
 
 /**
@@ -41,15 +41,7 @@ export interface StoredControls {
 
 /** One `setControls` step: the validated patch, and a fresh seed in case it starts a draw. */
 export interface ControlsRequest {
-  patch: {
-    mode?: QueueMode;
-    message?: string | null;
-    admitRatePerSecond?: number;
-    admitBurst?: number;
-    maxActive?: number | null;
-    opensAt?: number | null;
-    shuffle?: boolean;
-  };
+  patch: ControlsPatch;
   /** 64 hex digits; kept by the store only if this call starts a draw. */
   seed: string;
   /** SHA-256 of the seed's bytes, hex. */
