@@ -81,10 +81,7 @@ export function newDrawSeed(): { seed: string; commitment: string } {
 }
 
 /** The controls in force: the stored ones, and this instance's options where none is stored. */
-export function controlsInForce(
-  stored: StoredControls,
-  options: { admitRatePerSecond: number; admitBurst: number; maxActive: number | null },
-): QueueControls {
+export function controlsInForce(stored: StoredControls, options: { admitRatePerSecond: number; admitBurst: number; maxActive: number | null }): QueueControls {
   const opened = stored.opensAt === null || stored.now >= stored.opensAt;
   return {
     mode: stored.mode ?? 'open',
@@ -121,7 +118,8 @@ export function drawScore(seedHex: string, memberId: string): number {
  * ```
  */
 export function drawOrder(seedHex: string, memberIds: readonly MemberId[]): string[] {
-  if (typeof seedHex !== 'string' || !/^[0-9a-f]{64}$/.test(seedHex)) throw new TypeError('drawOrder: the seed must be 64 lower-case hex digits (controls().drawSeed)');
+  if (typeof seedHex !== 'string' || !/^[0-9a-f]{64}$/.test(seedHex))
+    throw new TypeError('drawOrder: the seed must be 64 lower-case hex digits (controls().drawSeed)');
   const ids = [...new Set(memberIds.map((id) => normalizeMemberId(id)))];
   const scored = ids.map((id) => ({ id, score: drawScore(seedHex, id) }));
   scored.sort((a, b) => a.score - b.score || Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)));

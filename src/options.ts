@@ -119,37 +119,45 @@ const pollingSchema = z
     });
   });
 
-const optionsSchema = z.strictObject({
-  store: z.custom<Store>(isStore, 'must be a RedisStore, a MemoryStore or an object implementing Store'),
-  name: z.string().regex(QUEUE_NAME, 'must be 1-64 characters of A-Z a-z 0-9 . _ -').default('default'),
-  admitRatePerSecond: z.number().finite().gt(0).max(1_000_000).default(50),
-  admitBurst: z.number().int().min(1).max(MAX_BURST).optional(),
-  maxActive: z.number().int().min(1).nullable().default(null),
-  entryTokenTtlSeconds: seconds(7 * DAY_SECONDS).default(300),
-  claimTtlSeconds: seconds(DAY_SECONDS).default(30),
-  pollingIntervals: pollingSchema.default(() => [...DEFAULT_POLLING_INTERVALS]),
-  operationTimeoutMs: z.number().int().min(1).max(600_000).default(1000),
-  positionCache: z
-    .union([
-      z.boolean(),
-      z.strictObject({
-        refreshMs: z.number().int().min(10).max(60_000).optional(),
-        maxMembers: z.number().int().min(1).max(100_000_000).optional(),
-        exactBelowRank: z.number().int().min(0).max(100_000_000).optional(),
-      }),
-    ])
-    .default(false),
-  abandonAfterSeconds: seconds(7 * DAY_SECONDS).nullable().default(300),
-  pickupTimeoutSeconds: seconds(DAY_SECONDS).nullable().default(null),
-}).superRefine((options, ctx) => {
-  // A member polling at its interval must never look silent: the slowest interval
-  // (with the client's +20% jitter), twice, plus the presence flush.
-  const slowest = Math.max(...options.pollingIntervals.map((tier) => tier.seconds));
-  const least = 2 * slowest * 1.2 + 2;
-  if (options.abandonAfterSeconds !== null && options.abandonAfterSeconds < least) {
-    ctx.addIssue({ code: 'custom', path: ['abandonAfterSeconds'], message: `must be at least ${least} s with these polling intervals (twice the slowest, +20% jitter, +2 s), or null` });
-  }
-});
+const optionsSchema = z
+  .strictObject({
+    store: z.custom<Store>(isStore, 'must be a RedisStore, a MemoryStore or an object implementing Store'),
+    name: z.string().regex(QUEUE_NAME, 'must be 1-64 characters of A-Z a-z 0-9 . _ -').default('default'),
+    admitRatePerSecond: z.number().finite().gt(0).max(1_000_000).default(50),
+    admitBurst: z.number().int().min(1).max(MAX_BURST).optional(),
+    maxActive: z.number().int().min(1).nullable().default(null),
+    entryTokenTtlSeconds: seconds(7 * DAY_SECONDS).default(300),
+    claimTtlSeconds: seconds(DAY_SECONDS).default(30),
+    pollingIntervals: pollingSchema.default(() => [...DEFAULT_POLLING_INTERVALS]),
+    operationTimeoutMs: z.number().int().min(1).max(600_000).default(1000),
+    positionCache: z
+      .union([
+        z.boolean(),
+        z.strictObject({
+          refreshMs: z.number().int().min(10).max(60_000).optional(),
+          maxMembers: z.number().int().min(1).max(100_000_000).optional(),
+          exactBelowRank: z.number().int().min(0).max(100_000_000).optional(),
+        }),
+      ])
+      .default(false),
+    abandonAfterSeconds: seconds(7 * DAY_SECONDS)
+      .nullable()
+      .default(300),
+    pickupTimeoutSeconds: seconds(DAY_SECONDS).nullable().default(null),
+  })
+  .superRefine((options, ctx) => {
+    // A member polling at its interval must never look silent: the slowest interval
+    // (with the client's +20% jitter), twice, plus the presence flush.
+    const slowest = Math.max(...options.pollingIntervals.map((tier) => tier.seconds));
+    const least = 2 * slowest * 1.2 + 2;
+    if (options.abandonAfterSeconds !== null && options.abandonAfterSeconds < least) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['abandonAfterSeconds'],
+        message: `must be at least ${least} s with these polling intervals (twice the slowest, +20% jitter, +2 s), or null`,
+      });
+    }
+  });
 
 /**
  * Validates options against one strict schema and resolves the defaults.
@@ -206,10 +214,7 @@ function resolvePositionCache(
  * is bounded by the tiers, not by the crowd (with the default tiers: at most 100
  * polls/s at 1 s plus 900 at 3 s, 400 lookups/s per queue).
  */
-function defaultExactBelowRank(
-  queue: { admitRatePerSecond: number; admitBurst: number; largestBelowRank: number },
-  refreshMs: number,
-): number {
+function defaultExactBelowRank(queue: { admitRatePerSecond: number; admitBurst: number; largestBelowRank: number }, refreshMs: number): number {
   const admittableBetweenRefreshes = queue.admitBurst + (queue.admitRatePerSecond * refreshMs) / 1000;
   // Rounded to 12 significant digits first, so that float noise (1.25 × (3 + 1.1 × 6000 / 1000) is 12.000000000000002) does not round up.
   return Math.max(queue.largestBelowRank, Math.ceil(Number((1.25 * admittableBetweenRefreshes).toPrecision(12))));

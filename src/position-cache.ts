@@ -173,7 +173,13 @@ function pointsOf(line: QueueSnapshot): Point[] {
   const { headSeq, lastSeq, totalWaiting } = line;
   if (headSeq === null || lastSeq === null || !(totalWaiting >= 1)) return [];
   const lastRank = totalWaiting - 1;
-  const ends: Point[] = lastRank === 0 || lastSeq <= headSeq ? [{ rank: 0, seq: headSeq }] : [{ rank: 0, seq: headSeq }, { rank: lastRank, seq: lastSeq }];
+  const ends: Point[] =
+    lastRank === 0 || lastSeq <= headSeq
+      ? [{ rank: 0, seq: headSeq }]
+      : [
+          { rank: 0, seq: headSeq },
+          { rank: lastRank, seq: lastSeq },
+        ];
   if (!line.probes || line.probes.length === 0) return ends;
   const points: Point[] = [ends[0]!];
   for (const p of [...line.probes, ends[ends.length - 1]!]) {

@@ -18,6 +18,8 @@ export class Presence {
   readonly #record: (memberIds: string[]) => Promise<unknown>;
   readonly #pending = new Set<string>();
   #lastFlushAt = -Infinity;
+  /** The latest store time seen (an answer from positionCache carries its snapshot's, which can be older). */
+  #latestNow = -Infinity;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(record: (memberIds: string[]) => Promise<unknown>) {
@@ -27,21 +29,34 @@ export class Presence {
   /** A sign of life of `memberId`, answered at the store's time `storeNow` (epoch ms). */
   note(memberId: string, storeNow: number): void {
     this.#pending.add(memberId);
-    if (this.#pending.size >= BATCH || storeNow - this.#lastFlushAt >= PRESENCE_FLUSH_MS) {
-      this.#lastFlushAt = storeNow;
-      this.flush();
+    this.#latestNow = Math.max(this.#latestNow, storeNow);
+    if (this.#pending.size >= BATCH || this.#latestNow - this.#lastFlushAt >= PRESENCE_FLUSH_MS) {
+      void this.flush();
     } else if (!this.#timer) {
-      this.#timer = setTimeout(() => this.flush(), PRESENCE_FLUSH_MS);
+      this.#timer = setTimeout(() => void this.flush(), PRESENCE_FLUSH_MS);
       this.#timer.unref?.();
     }
   }
 
-  /** Records what is pending now, in batches. Never throws. */
-  flush(): void {
+  /** The store's time, from an answer that carries no member (e.g. an admission step). */
+  observe(storeNow: number): void {
+    this.#latestNow = Math.max(this.#latestNow, storeNow);
+  }
+
+  /**
+   * Records what is pending now, in batches; resolves when the store answered (admit()
+   * awaits it, so its own instance's latest signs of life are in before it drops
+   * anyone). Never rejects.
+   */
+  async flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#lastFlushAt = this.#latestNow;
+    if (this.#pending.size === 0) return;
     const ids = [...this.#pending];
     this.#pending.clear();
-    for (let i = 0; i < ids.length; i += BATCH) void this.#record(ids.slice(i, i + BATCH)).catch(() => undefined);
+    const calls: Array<Promise<unknown>> = [];
+    for (let i = 0; i < ids.length; i += BATCH) calls.push(this.#record(ids.slice(i, i + BATCH)).catch(() => undefined));
+    await Promise.all(calls);
   }
 }

@@ -220,6 +220,8 @@ export class WaitingQueue {
    */
   async admit(): Promise<Admission[]> {
     const c = this.#config;
+    // This instance's latest signs of life first: nobody it just answered is dropped.
+    await this.#presence?.flush();
     const first = await this.#admitStep(Math.min(c.admitBurst, Math.max(MIN_ADMIT_TOKENS, Math.ceil(this.#lastAdmittable * 1.25))));
     let result = first;
     // A custom store that does not say what was admittable gets the whole burst each time, as before.
@@ -232,7 +234,10 @@ export class WaitingQueue {
     const admissions = result.admitted.map((a) => ({ memberId: a.memberId, entryToken: a.entryToken, expiresAt: a.expiresAt }));
     if (admissions.length > 0) {
       for (const a of admissions) this.#cache?.forget(a.memberId);
-      this.#events.emit('admitted', admissions.map(({ memberId, expiresAt }) => ({ memberId, expiresAt })));
+      this.#events.emit(
+        'admitted',
+        admissions.map(({ memberId, expiresAt }) => ({ memberId, expiresAt })),
+      );
     }
     return admissions;
   }
@@ -254,9 +259,13 @@ export class WaitingQueue {
         pickupTimeoutMs: c.pickupTimeoutMs,
       }),
     );
+    this.#presence?.observe(result.expiresAt - c.entryTokenTtlMs);
     if (result.abandoned && result.abandoned.length > 0) {
       for (const memberId of result.abandoned) this.#cache?.forget(memberId);
-      this.#events.emit('abandoned', result.abandoned.map((memberId) => ({ memberId })));
+      this.#events.emit(
+        'abandoned',
+        result.abandoned.map((memberId) => ({ memberId })),
+      );
     }
     return {
       admittable: result.admittable,
@@ -442,6 +451,9 @@ export class WaitingQueue {
 
   #recovered(notice: RecoveryNotice): void {
     if (this.#events.listenerCount('recovered') > 0) this.#events.emit('recovered', notice);
-    else process.emitWarning(`waitgate: the ${notice.source} works again after ${notice.failedCalls} failed calls (${Math.round(notice.durationMs / 1000)} s)`, { code: 'WAITGATE_RECOVERED' });
+    else
+      process.emitWarning(`waitgate: the ${notice.source} works again after ${notice.failedCalls} failed calls (${Math.round(notice.durationMs / 1000)} s)`, {
+        code: 'WAITGATE_RECOVERED',
+      });
   }
 }

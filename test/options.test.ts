@@ -58,7 +58,8 @@ describe('WaitingQueue options', () => {
   });
 
   it('defaults exactBelowRank to what can be admitted between two snapshot refreshes, plus 25%, when that is larger', () => {
-    const exactBelowRank = (options: Partial<WaitingQueueOptions>) => new WaitingQueue({ store, positionCache: true, ...options }).config.positionCache!.exactBelowRank;
+    const exactBelowRank = (options: Partial<WaitingQueueOptions>) =>
+      new WaitingQueue({ store, positionCache: true, ...options }).config.positionCache!.exactBelowRank;
     // 1.25 × (1000 + 1000/s × 0.25 s) = 1562.5 → 1563 > 1000.
     expect(exactBelowRank({ admitRatePerSecond: 1000 })).toBe(1563);
     // 1.25 × (300 + 300/s × 0.25 s) = 468.75 → 469 < 1000.
@@ -69,9 +70,13 @@ describe('WaitingQueue options', () => {
     expect(exactBelowRank({ positionCache: { refreshMs: 60_000 } })).toBe(3813);
     // The largest belowRank of the tiers (the last finite one), whatever the tiers.
     expect(exactBelowRank({ admitRatePerSecond: 1, pollingIntervals: [{ belowRank: 30, seconds: 1 }, { seconds: 5 }] })).toBe(30);
-    expect(exactBelowRank({ admitRatePerSecond: 1, pollingIntervals: [{ belowRank: 30, seconds: 1 }, { belowRank: 250, seconds: 2 }, { seconds: 5 }] })).toBe(250);
+    expect(exactBelowRank({ admitRatePerSecond: 1, pollingIntervals: [{ belowRank: 30, seconds: 1 }, { belowRank: 250, seconds: 2 }, { seconds: 5 }] })).toBe(
+      250,
+    );
     // 1.25 × (300 + 75) = 468.75 → 469 > 250.
-    expect(exactBelowRank({ admitRatePerSecond: 300, pollingIntervals: [{ belowRank: 30, seconds: 1 }, { belowRank: 250, seconds: 2 }, { seconds: 5 }] })).toBe(469);
+    expect(exactBelowRank({ admitRatePerSecond: 300, pollingIntervals: [{ belowRank: 30, seconds: 1 }, { belowRank: 250, seconds: 2 }, { seconds: 5 }] })).toBe(
+      469,
+    );
     // A single tier has no belowRank: the admission term alone, 1.25 × (50 + 12.5) → 79.
     expect(exactBelowRank({ pollingIntervals: [{ seconds: 5 }] })).toBe(79);
     // Exactly 12 (1.25 × (3 + 1.1 × 6) = 12), not 13 from float noise (12.000000000000002).
@@ -79,7 +84,8 @@ describe('WaitingQueue options', () => {
   });
 
   it('takes an explicit exactBelowRank as given, 0 included', () => {
-    const cache = (positionCache: WaitingQueueOptions['positionCache']) => new WaitingQueue({ store, positionCache, admitRatePerSecond: 300 }).config.positionCache;
+    const cache = (positionCache: WaitingQueueOptions['positionCache']) =>
+      new WaitingQueue({ store, positionCache, admitRatePerSecond: 300 }).config.positionCache;
     expect(cache({ exactBelowRank: 0 })).toEqual({ refreshMs: 250, maxMembers: 100_000, exactBelowRank: 0 });
     expect(cache({ exactBelowRank: 5, refreshMs: 1000, maxMembers: 10 })).toEqual({ refreshMs: 1000, maxMembers: 10, exactBelowRank: 5 });
     expect(cache({ exactBelowRank: 100_000_000 })!.exactBelowRank).toBe(100_000_000);

@@ -61,7 +61,6 @@ export const QUEUE_ROUTES = [
 
 export type QueueAction = (typeof QUEUE_ROUTES)[number]['action'];
 
-
 const resolver = z.custom<MemberIdResolver<unknown>>((f) => typeof f === 'function', 'must be a function (req) => member id | undefined');
 // Duck-typed rather than instanceof: the ESM and CJS builds each have their own WaitingQueue class.
 const QUEUE_METHODS = ['enter', 'position', 'leave', 'claim', 'consume', 'release', REPORT_ERROR] as const;
@@ -72,7 +71,10 @@ const queueSchema = z.custom<WaitingQueue>(
 const routesSchema = z.strictObject({ memberId: resolver });
 const guardSchema = z.strictObject({
   memberId: resolver,
-  tokenHeader: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name').default('x-entry-token'),
+  tokenHeader: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name')
+    .default('x-entry-token'),
   settle: z.enum(['auto', 'manual']).default('auto'),
   onStoreUnavailable: z.enum(['fail-closed', 'fail-open']).default('fail-closed'),
 });

@@ -106,12 +106,20 @@ export function createEntry(queue: WaitingQueue, claim: Claim, retryDelaysMs: re
  * store failure (the lease lapsed meanwhile and another claim took the token, or it
  * expired) and the final failure are reported through the queue's `error` event.
  */
-function retryInBackground(queue: WaitingQueue, action: Action, run: () => Promise<boolean>, delays: readonly number[], finish: (outcome: SettleOutcome) => void): void {
+function retryInBackground(
+  queue: WaitingQueue,
+  action: Action,
+  run: () => Promise<boolean>,
+  delays: readonly number[],
+  finish: (outcome: SettleOutcome) => void,
+): void {
   let attempt = 0;
   const next = () => {
     if (attempt >= delays.length) {
       queue[REPORT_ERROR](
-        new StoreUnavailableError(`waitgate could not ${action} a claim after ${delays.length} retries; the token's TTL and the order table's UNIQUE tokenId remain the safety net.`),
+        new StoreUnavailableError(
+          `waitgate could not ${action} a claim after ${delays.length} retries; the token's TTL and the order table's UNIQUE tokenId remain the safety net.`,
+        ),
       );
       finish('unknown');
       return;

@@ -77,7 +77,11 @@ export function toHttpResponse(error: unknown): HttpErrorResponse | null {
       });
     case 'QUEUE_STATE_LOST':
       // No Retry-After: retrying will not help until an operator has acted.
-      return errorResponse(503, 'QUEUE_STATE_LOST', 'The waiting queue was reset on the server and is closed until the operator restores it; retrying will not help.');
+      return errorResponse(
+        503,
+        'QUEUE_STATE_LOST',
+        'The waiting queue was reset on the server and is closed until the operator restores it; retrying will not help.',
+      );
     case 'QUEUE_CLOSED':
       return errorResponse(403, 'QUEUE_CLOSED', e.message);
     case 'CONFIG_INVALID':

@@ -46,7 +46,14 @@ function send(reply: FastifyReply, result: HttpResult): FastifyReply {
 
 const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, options) => {
   // Fastify's own register options reach the plugin too; they are Fastify's, not ours to refuse.
-  const { queue, memberId: resolver, prefix, logLevel: _logLevel, logSerializers: _logSerializers, ...rest } = options as FastifyQueueRoutesOptions & {
+  const {
+    queue,
+    memberId: resolver,
+    prefix,
+    logLevel: _logLevel,
+    logSerializers: _logSerializers,
+    ...rest
+  } = options as FastifyQueueRoutesOptions & {
     logLevel?: unknown;
     logSerializers?: unknown;
   };

@@ -34,9 +34,7 @@ export interface KoaQueueRoutesOptions<StateT = DefaultState, ContextT = Default
 }
 
 /** Options of the Koa guard. */
-export type KoaRequireEntryTokenOptions<StateT = DefaultState, ContextT = DefaultContext> = RequireEntryTokenOptions<
-  ParameterizedContext<StateT, ContextT>
->;
+export type KoaRequireEntryTokenOptions<StateT = DefaultState, ContextT = DefaultContext> = RequireEntryTokenOptions<ParameterizedContext<StateT, ContextT>>;
 
 function send(ctx: ParameterizedContext, result: HttpResult): void {
   ctx.status = result.status;

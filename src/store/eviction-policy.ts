@@ -26,7 +26,10 @@ export async function checkEvictionPolicy(client: InfoClient): Promise<StoreWarn
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       if (!/NOPERM/i.test(reason)) throw error; // unreachable: check again later
-      warnings.push({ code: 'EVICTION_POLICY_UNKNOWN', message: `Could not read maxmemory-policy (INFO memory failed: ${reason}); waitgate needs noeviction.` });
+      warnings.push({
+        code: 'EVICTION_POLICY_UNKNOWN',
+        message: `Could not read maxmemory-policy (INFO memory failed: ${reason}); waitgate needs noeviction.`,
+      });
       continue;
     }
     if (policy !== undefined && policy !== 'noeviction') {

@@ -171,9 +171,7 @@ export class MemoryStore implements Store {
     }
     const seq = ++q.seq;
     const preQueue = c.opensAt !== undefined && now < c.opensAt && c.preQueueFrom !== undefined;
-    const score = preQueue
-      ? c.preQueueFrom! + (c.shuffle && c.seed !== undefined ? drawScore(c.seed, memberId) : seq)
-      : (c.scoreBase ?? 0) + seq;
+    const score = preQueue ? c.preQueueFrom! + (c.shuffle && c.seed !== undefined ? drawScore(c.seed, memberId) : seq) : (c.scoreBase ?? 0) + seq;
     q.waiting.insert(memberId, score);
     const snapshot = this.#snapshot(q, memberId, now);
     if (snapshot.rank !== null && options.presenceHead !== undefined && snapshot.rank < options.presenceHead) q.seen.set(memberId, now);
@@ -394,7 +392,18 @@ export class MemoryStore implements Store {
   #queue(name: string): QueueState {
     let q = this.#queues.get(name);
     if (!q) {
-      q = { seq: 0, waiting: new WaitingLine(), tokens: new Map(), consumed: new Map(), bucket: null, window: EMPTY_WINDOW, recentAdmits: new Map(), controls: { version: 0 }, seen: new Map(), abandoned: 0 };
+      q = {
+        seq: 0,
+        waiting: new WaitingLine(),
+        tokens: new Map(),
+        consumed: new Map(),
+        bucket: null,
+        window: EMPTY_WINDOW,
+        recentAdmits: new Map(),
+        controls: { version: 0 },
+        seen: new Map(),
+        abandoned: 0,
+      };
       this.#queues.set(name, q);
     }
     return q;

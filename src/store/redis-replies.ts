@@ -71,7 +71,16 @@ const POSITION = { status: 0, rank: 1, total: 2, token: 3, tokenExp: 4, now: 5, 
 export function decodeEnter(r: Reply): { snapshot: MemberSnapshot; generation: Value } {
   if (r[0] === QUEUE_CLOSED) throw new QueueClosedError(str(r[1]));
   if (r[0] === NEED_TOKEN && r.length === 1) {
-    const snapshot: MemberSnapshot = { status: 'NOT_ENTERED', rank: null, totalWaiting: 0, entryToken: null, entryTokenExpiresAt: null, now: 0, window: { start: null, current: 0, previous: 0, first: null }, needsToken: true };
+    const snapshot: MemberSnapshot = {
+      status: 'NOT_ENTERED',
+      rank: null,
+      totalWaiting: 0,
+      entryToken: null,
+      entryTokenExpiresAt: null,
+      now: 0,
+      window: { start: null, current: 0, previous: 0, first: null },
+      needsToken: true,
+    };
     return { snapshot, generation: undefined };
   }
   return decodePosition(r);
@@ -115,7 +124,16 @@ export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value
 }
 
 /** lua/queueSnapshot-2.lua: the fixed part, then (rank, seq) pairs to the end. */
-const SNAPSHOT = { total: 0, headSeq: 1, lastSeq: 2, now: 3, generation: 4, window: 5, controls: 5 + WINDOW_LENGTH, probes: 5 + WINDOW_LENGTH + CONTROLS_LENGTH } as const;
+const SNAPSHOT = {
+  total: 0,
+  headSeq: 1,
+  lastSeq: 2,
+  now: 3,
+  generation: 4,
+  window: 5,
+  controls: 5 + WINDOW_LENGTH,
+  probes: 5 + WINDOW_LENGTH + CONTROLS_LENGTH,
+} as const;
 
 export function decodeQueueSnapshot(r: Reply): { snapshot: QueueSnapshot; generation: Value } {
   const probes: Array<{ rank: number; seq: number }> = [];

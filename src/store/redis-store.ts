@@ -56,7 +56,10 @@ const optionsSchema = z.strictObject({
     (c) => typeof c === 'object' && c !== null && typeof (c as RedisClientLike).defineCommand === 'function',
     'must be an ioredis Redis or Cluster client',
   ),
-  prefix: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -').default('waitgate'),
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -')
+    .default('waitgate'),
 });
 
 /**
@@ -85,7 +88,10 @@ export class RedisStore implements Store {
     const parsed = parseStrict(optionsSchema, options);
     const keyPrefix = (parsed.client.options as { keyPrefix?: string } | undefined)?.keyPrefix;
     if (keyPrefix) {
-      throw new WaitgateConfigError('client', 'the ioredis keyPrefix option is not supported (it would move keys out of the hash tag); use the RedisStore prefix option instead');
+      throw new WaitgateConfigError(
+        'client',
+        'the ioredis keyPrefix option is not supported (it would move keys out of the hash tag); use the RedisStore prefix option instead',
+      );
     }
     this.#client = parsed.client;
     this.prefix = parsed.prefix;
@@ -116,17 +122,22 @@ export class RedisStore implements Store {
 
   async admit(queue: string, request: AdmitRequest): Promise<AdmitResult> {
     const k = this.#keysOf(queue);
-    const reply = await this.#call<Reply>(queue, 'popAndIssue', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.admits, k.seen], [
-      request.ratePerSecond,
-      request.burst,
-      request.maxActive ?? -1,
-      request.tokenTtlMs,
-      request.windowMs,
-      request.admitId,
-      request.abandonAfterMs ?? -1,
-      request.pickupTimeoutMs ?? -1,
-      ...request.tokens,
-    ]);
+    const reply = await this.#call<Reply>(
+      queue,
+      'popAndIssue',
+      [k.waiting, k.tokens, k.active, k.leases, k.meta, k.admits, k.seen],
+      [
+        request.ratePerSecond,
+        request.burst,
+        request.maxActive ?? -1,
+        request.tokenTtlMs,
+        request.windowMs,
+        request.admitId,
+        request.abandonAfterMs ?? -1,
+        request.pickupTimeoutMs ?? -1,
+        ...request.tokens,
+      ],
+    );
     const { result, generation } = decodeAdmit(reply, request.tokens);
     this.#generations.learn(queue, generation);
     return result;
@@ -134,12 +145,21 @@ export class RedisStore implements Store {
 
   async claim(queue: string, request: ClaimRequest): Promise<ClaimResult> {
     const k = this.#keysOf(queue);
-    return decodeClaim(await this.#call(queue, 'claimToken', [k.tokens, k.active, k.leases, k.meta], [request.memberId, request.token, request.claimId, request.leaseMs]));
+    return decodeClaim(
+      await this.#call(queue, 'claimToken', [k.tokens, k.active, k.leases, k.meta], [request.memberId, request.token, request.claimId, request.leaseMs]),
+    );
   }
 
   async consume(queue: string, request: ConsumeRequest): Promise<boolean> {
     const k = this.#keysOf(queue);
-    return (await this.#call<number>(queue, 'consume', [k.tokens, k.active, k.leases, k.consumed, k.meta], [request.memberId, request.claimId, request.rememberMs])) === 1;
+    return (
+      (await this.#call<number>(
+        queue,
+        'consume',
+        [k.tokens, k.active, k.leases, k.consumed, k.meta],
+        [request.memberId, request.claimId, request.rememberMs],
+      )) === 1
+    );
   }
 
   async release(queue: string, request: SettleRequest): Promise<boolean> {

@@ -34,7 +34,18 @@ async function shop(pollSeconds: number) {
 }
 
 function waitingBody(rank: number, seconds: number): Position {
-  return { status: 'WAITING', rank, currentTotalWaitingCount: rank + 1, estimatedWaitSeconds: rank, pollingIntervalSeconds: seconds, entryToken: null, entryTokenExpiresAt: null, queueMode: 'open', message: null, opensAt: null };
+  return {
+    status: 'WAITING',
+    rank,
+    currentTotalWaitingCount: rank + 1,
+    estimatedWaitSeconds: rank,
+    pollingIntervalSeconds: seconds,
+    entryToken: null,
+    entryTokenExpiresAt: null,
+    queueMode: 'open',
+    message: null,
+    opensAt: null,
+  };
 }
 
 describe('waitForEntry', () => {
@@ -101,9 +112,9 @@ describe('waitForEntry', () => {
     const url = await listen((req, res) => {
       hits.push(Date.now());
       if (hits.length <= 2) return void req.socket.destroy();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ ...waitingBody(0, 1), status: 'READY', rank: null, estimatedWaitSeconds: null, entryToken: 'tok', entryTokenExpiresAt: 1 }),
-      );
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ...waitingBody(0, 1), status: 'READY', rank: null, estimatedWaitSeconds: null, entryToken: 'tok', entryTokenExpiresAt: 1 }));
     });
     await waitForEntry({ url, random: () => 0.5, maxBackoffSeconds: 30 });
     // random() = 0.5 means no jitter: 1 s after the first failure, 2 s after the second.
@@ -138,7 +149,13 @@ describe('leaving the queue', () => {
     await queue.enter('first');
     const controller = new AbortController();
     const positions: Position[] = [];
-    const waiting = waitForEntry({ url, headers: { 'x-member': 'alice' }, signal: controller.signal, leaveOnAbort: true, onPosition: (p) => positions.push(p) });
+    const waiting = waitForEntry({
+      url,
+      headers: { 'x-member': 'alice' },
+      signal: controller.signal,
+      leaveOnAbort: true,
+      onPosition: (p) => positions.push(p),
+    });
     await expect.poll(() => positions.length).toBeGreaterThan(0);
     controller.abort(new Error('page closed'));
     await expect(waiting).rejects.toThrow('page closed');

@@ -33,7 +33,10 @@ export function describeControlsContract(label: string, harness: StoreHarness): 
     it('shares a rate change with every instance, on its next call; version grows by one per change', async () => {
       const { queue: a, make } = await setup({ admitRatePerSecond: 100, admitBurst: 100 });
       const b = make({ admitRatePerSecond: 100, admitBurst: 100 });
-      await enterAll(a, Array.from({ length: 300 }, (_, i) => `m${i}`));
+      await enterAll(
+        a,
+        Array.from({ length: 300 }, (_, i) => `m${i}`),
+      );
       expect((await a.controls()).version).toBe(0);
       const after = await a.setControls({ admitRatePerSecond: 5, admitBurst: 3 });
       expect(after).toMatchObject({ admitRatePerSecond: 5, admitBurst: 3, version: 1, mode: 'open' });
@@ -53,7 +56,10 @@ export function describeControlsContract(label: string, harness: StoreHarness): 
 
     it('maxActive lowered below the members inside admits nobody until it drains', async () => {
       const { queue } = await setup({ admitRatePerSecond: 100, admitBurst: 100 });
-      await enterAll(queue, Array.from({ length: 20 }, (_, i) => `m${i}`));
+      await enterAll(
+        queue,
+        Array.from({ length: 20 }, (_, i) => `m${i}`),
+      );
       const first = await queue.admit();
       expect(first).toHaveLength(20);
       await enterAll(queue, ['late1', 'late2']);
@@ -92,7 +98,10 @@ export function describeControlsContract(label: string, harness: StoreHarness): 
 
     it('passthrough admits members already waiting, whatever the rate', async () => {
       const { queue } = await setup({ admitRatePerSecond: 1, admitBurst: 1 });
-      await enterAll(queue, Array.from({ length: 30 }, (_, i) => `m${i}`));
+      await enterAll(
+        queue,
+        Array.from({ length: 30 }, (_, i) => `m${i}`),
+      );
       await queue.setControls({ mode: 'passthrough' });
       expect(await queue.admit()).toHaveLength(30);
     });

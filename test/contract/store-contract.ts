@@ -482,7 +482,9 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
       }
 
       it('answers the exact rank and total while nobody leaves, with store calls only for members below exactBelowRank', async () => {
-        const { cached, exact, calls, lookedUp } = await pair({ pollingIntervals: [{ belowRank: 10, seconds: 1 }, { belowRank: 100, seconds: 3 }, { seconds: 5 }] });
+        const { cached, exact, calls, lookedUp } = await pair({
+          pollingIntervals: [{ belowRank: 10, seconds: 1 }, { belowRank: 100, seconds: 3 }, { seconds: 5 }],
+        });
         expect(cached.config.positionCache!.exactBelowRank).toBe(100); // the largest tier belowRank
         for (const id of ids(0, 150)) await exact.enter(id);
         for (const id of ids(0, 150)) await cached.position(id); // learn each member's sequence once
@@ -551,7 +553,8 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
           const [c, e] = [await cached.position(id), await exact.position(id)];
           statuses.cached.push(`${id}:${c.status}`);
           statuses.exact.push(`${id}:${e.status}`);
-          if (c.rank === null || c.rank < 100) expect(c).toEqual(e); // looked up exactly
+          if (c.rank === null || c.rank < 100)
+            expect(c).toEqual(e); // looked up exactly
           else expect(e.rank).toBeLessThanOrEqual(c.rank); // estimated from the old snapshot: the line only moved forward since
         }
         expect(statuses.cached).toEqual(statuses.exact);
@@ -621,7 +624,7 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
         }
       });
 
-      it('snapshots carry rank probes: ranks 0, 64, 128, 256, ... below the last, and the last, each with its member\'s sequence', async () => {
+      it("snapshots carry rank probes: ranks 0, 64, 128, 256, ... below the last, and the last, each with its member's sequence", async () => {
         const { store, name, exact } = await pair();
         const probesOf = async () => (await store.queueSnapshot!(name)).probes;
         const seqAt = async (rank: number) => {
@@ -709,7 +712,14 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
         });
         const q = new WaitingQueue({ store: spy, name: queue.name });
         const id = memberId as string;
-        for (const call of [() => q.enter(id), () => q.position(id), () => q.state(id), () => q.token(id), () => q.leave(id), () => q.claim(id, 'x'.repeat(43))]) {
+        for (const call of [
+          () => q.enter(id),
+          () => q.position(id),
+          () => q.state(id),
+          () => q.token(id),
+          () => q.leave(id),
+          () => q.claim(id, 'x'.repeat(43)),
+        ]) {
           await expect(call()).rejects.toBeInstanceOf(InvalidMemberIdError);
         }
         expect([...calls].filter((c) => c !== 'warnings')).toEqual([]);

@@ -32,7 +32,15 @@ beforeAll(async () => {
   }
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   ({ url } = await listen(createShop({ queue, db })));
 });
@@ -83,7 +91,10 @@ describe('example shop in a browser', () => {
     const stockBefore = stockOf(1);
     await aurora.click();
     await expect.poll(() => text(alice.page, 'result')).toMatch(/confirmed/);
-    const orders = db.prepare('SELECT member_id AS memberId, product_id AS productId, token_id AS tokenId FROM orders').all() as Array<{ memberId: string; tokenId: string }>;
+    const orders = db.prepare('SELECT member_id AS memberId, product_id AS productId, token_id AS tokenId FROM orders').all() as Array<{
+      memberId: string;
+      tokenId: string;
+    }>;
     expect(orders).toEqual([{ memberId: await alice.memberId(), productId: 1, tokenId: expect.stringMatching(/^[0-9a-f]{32}$/) }]);
     expect(stockOf(1)).toBe(stockBefore - 1);
     expect(await queue.state(await alice.memberId())).toBe('NOT_ENTERED');
@@ -153,7 +164,7 @@ describe('example shop in a browser', () => {
     await screenshot(carol.page, 'waiting-room-countdown.png');
   });
 
-  it('shows the operator\'s message while the sale is paused, and the rank it keeps', async () => {
+  it("shows the operator's message while the sale is paused, and the rank it keeps", async () => {
     const shop = await shopWithControls('e2e-paused', { adminToken: ADMIN_TOKEN });
     for (const early of ['early-1', 'early-2', 'early-3']) await shop.queue.enter(early);
     const dave = await shopper(shop.url);
@@ -210,7 +221,10 @@ describe('example shop in a browser', () => {
 
     const badMode = await operator(shop.url, { mode: 'shut' });
     expect(badMode).toMatchObject({ status: 400, body: { error: { code: 'CONFIG_INVALID', message: expect.stringMatching(/"mode"/) } } });
-    expect(await operator(shop.url, { pause: true })).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/"pause": unknown option/) } } });
+    expect(await operator(shop.url, { pause: true })).toMatchObject({
+      status: 400,
+      body: { error: { message: expect.stringMatching(/"pause": unknown option/) } },
+    });
     expect((await operator(shop.url, {})).status).toBe(400);
     expect((await operator(shop.url, [])).status).toBe(400);
     expect((await operator(shop.url, { message: 'x'.repeat(281) })).status).toBe(400);

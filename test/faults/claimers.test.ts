@@ -168,7 +168,9 @@ describe('F16: a claimer process killed -9 between claim and commit', () => {
     expect((await queue.position('alice')).status).toBe('NOT_ENTERED');
     expect(await queue.stats()).toMatchObject({ active: 0, claimed: 0 });
     await expect(queue.claim('alice', token)).rejects.toMatchObject({ code: 'INVALID' });
-    console.log(`F16 ${JSON.stringify({ leaseMs: LEASE_SECONDS * 1000, claimToClaimableMs: claimableAt - (claimA.expiresAt - LEASE_SECONDS * 1000), inUseRetries: inUse })}`);
+    console.log(
+      `F16 ${JSON.stringify({ leaseMs: LEASE_SECONDS * 1000, claimToClaimableMs: claimableAt - (claimA.expiresAt - LEASE_SECONDS * 1000), inUseRetries: inUse })}`,
+    );
     client.disconnect();
   });
 });
@@ -215,7 +217,7 @@ describe('F17: a claimer paused past its lease', () => {
     client.disconnect();
   });
 
-  it('wakes before the other claimer commits: A\'s order stands but its consume answers false, and B\'s insert is refused, so the token still has one order', async () => {
+  it("wakes before the other claimer commits: A's order stands but its consume answers false, and B's insert is refused, so the token still has one order", async () => {
     const { queue, client, token, claimer, orders } = await setup('carol');
     const a = await claimer();
     const b = await claimer();

@@ -121,7 +121,10 @@ describe('RedisStore on a 3-master Redis Cluster', () => {
   it('absorbs a reshard of a loaded queue’s slot and a kill -9 of its new master: only StoreUnavailableError, no double effect', async () => {
     const [first, b] = placement;
     // The loaded queue: on the first master, in a slot of its own (the first test's queues stay as they are).
-    const a = await anotherNameOn(first!.master, placement.map((p) => p.slot));
+    const a = await anotherNameOn(
+      first!.master,
+      placement.map((p) => p.slot),
+    );
     const store = new RedisStore({ client, prefix });
     const db = new Database(':memory:');
     db.exec('CREATE TABLE orders (id INTEGER PRIMARY KEY, member_id TEXT NOT NULL, token_id TEXT NOT NULL UNIQUE)');
@@ -288,7 +291,10 @@ describe('RedisStore on a 3-master Redis Cluster', () => {
     const inFailover = errors.filter((e) => e.at >= phases.kill && e.at <= phases.healthy);
     const afterFailover = errors.filter((e) => e.at > phases.healthy);
     const rejectedOnSource = ['eval', 'evalsha'].reduce(
-      (n, c) => n + Number(/rejected_calls=(\d+)/.exec(sourceStats[`cmdstat_${c}`] ?? '')?.[1] ?? 0) - Number(/rejected_calls=(\d+)/.exec(sourceStatsBefore[`cmdstat_${c}`] ?? '')?.[1] ?? 0),
+      (n, c) =>
+        n +
+        Number(/rejected_calls=(\d+)/.exec(sourceStats[`cmdstat_${c}`] ?? '')?.[1] ?? 0) -
+        Number(/rejected_calls=(\d+)/.exec(sourceStatsBefore[`cmdstat_${c}`] ?? '')?.[1] ?? 0),
       0,
     );
     const askingOnTarget = Number(/calls=(\d+)/.exec(targetStats.cmdstat_asking ?? '')?.[1] ?? 0);
@@ -340,14 +346,25 @@ describe('RedisStore on a 3-master Redis Cluster', () => {
         reshard: phases.reshardEnd - phases.reshardStart,
         killToHealthy: phases.healthy - phases.kill,
       },
-      phasesMs: { reshardStart: rel(phases.reshardStart), reshardEnd: rel(phases.reshardEnd), kill: rel(phases.kill), healthy: rel(phases.healthy), end: rel(phases.end) },
+      phasesMs: {
+        reshardStart: rel(phases.reshardStart),
+        reshardEnd: rel(phases.reshardEnd),
+        kill: rel(phases.kill),
+        healthy: rel(phases.healthy),
+        end: rel(phases.end),
+      },
       members: shoppers.length,
       finished: shoppers.filter((s) => s.done).length,
       admitted,
       consumed: consumedTokenIds.length,
       orders: (db.prepare('SELECT COUNT(*) AS n FROM orders').get() as { n: number }).n,
       migratedKeys: movedKeys,
-      redirections: { rejectedScriptCallsOnSource: rejectedOnSource, askingOnTarget, sentBySource: redirects(sourceErrors, sourceErrorsBefore), sentByTarget: redirects(targetErrors) },
+      redirections: {
+        rejectedScriptCallsOnSource: rejectedOnSource,
+        askingOnTarget,
+        sentBySource: redirects(sourceErrors, sourceErrorsBefore),
+        sentByTarget: redirects(targetErrors),
+      },
       errors: { duringReshard: byKind(inReshard), duringFailover: byKind(inFailover), afterFailover: byKind(afterFailover) },
       replicationLoss: {
         regressions: regressions.length,

@@ -160,10 +160,7 @@ async function runLoad(url: string, fault: () => Promise<unknown>, everyMs: numb
     }
   }
 
-  const work = [
-    ...queues.map((q) => admitter(q)),
-    ...Array.from({ length: MEMBERS }, (_, i) => member(queues[i % INSTANCES]!, `m${i}`)),
-  ];
+  const work = [...queues.map((q) => admitter(q)), ...Array.from({ length: MEMBERS }, (_, i) => member(queues[i % INSTANCES]!, `m${i}`))];
 
   const faultUntil = Date.now() + faultMs;
   let faults = 0;

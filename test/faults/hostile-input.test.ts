@@ -137,12 +137,25 @@ const canonical = (id: MemberId) => (typeof id === 'number' ? String(id) : id);
 
 /** Tokens that cannot be ours (not 43 base64url characters), as strings. */
 const BASE64URL = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'];
-const malformedToken: fc.Arbitrary<string> = fc.oneof(
-  fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }),
-  fc.string({ unit: fc.constantFrom(...BASE64URL), minLength: 1, maxLength: 120 }),
-  fc.tuple(fc.string({ unit: fc.constantFrom(...BASE64URL), minLength: 42, maxLength: 42 }), fc.constantFrom('=', '+', '/', ' ', '.', '\n', 'é', '\u0000')).map(([a, c]) => a + c),
-  fc.constantFrom('A'.repeat(42), 'A'.repeat(44), 'A'.repeat(5_000), `${'A'.repeat(43)}=`, `Bearer ${'A'.repeat(43)}`, 'null', 'undefined', '[object Object]'),
-).filter((t) => !TOKEN_SHAPE.test(t));
+const malformedToken: fc.Arbitrary<string> = fc
+  .oneof(
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }),
+    fc.string({ unit: fc.constantFrom(...BASE64URL), minLength: 1, maxLength: 120 }),
+    fc
+      .tuple(fc.string({ unit: fc.constantFrom(...BASE64URL), minLength: 42, maxLength: 42 }), fc.constantFrom('=', '+', '/', ' ', '.', '\n', 'é', '\u0000'))
+      .map(([a, c]) => a + c),
+    fc.constantFrom(
+      'A'.repeat(42),
+      'A'.repeat(44),
+      'A'.repeat(5_000),
+      `${'A'.repeat(43)}=`,
+      `Bearer ${'A'.repeat(43)}`,
+      'null',
+      'undefined',
+      '[object Object]',
+    ),
+  )
+  .filter((t) => !TOKEN_SHAPE.test(t));
 
 // ---------------------------------------------------------------------------------------
 
@@ -218,7 +231,18 @@ describe('hostile input through the public API (WaitingQueue on RedisStore)', ()
       }
       // Settling something that is not a claim we issued answers false (or, without a valid
       // member id, InvalidMemberIdError) without a store call.
-      for (const bogus of [null, undefined, 'claim', 42, {}, { claimId: SHAPED_CLAIM_ID }, { memberId: 'alice' }, { memberId: 'alice', claimId: 'short' }, { memberId: 'alice', claimId: 'x'.repeat(5000) }, { memberId: 'x'.repeat(5000), claimId: SHAPED_CLAIM_ID }]) {
+      for (const bogus of [
+        null,
+        undefined,
+        'claim',
+        42,
+        {},
+        { claimId: SHAPED_CLAIM_ID },
+        { memberId: 'alice' },
+        { memberId: 'alice', claimId: 'short' },
+        { memberId: 'alice', claimId: 'x'.repeat(5000) },
+        { memberId: 'x'.repeat(5000), claimId: SHAPED_CLAIM_ID },
+      ]) {
         for (const settle of [() => queue.consume(bogus as unknown as Claim), () => queue.release(bogus as unknown as Claim)]) {
           const outcome = await settle().catch((error: unknown) => error);
           if (outcome !== false) expect(outcome, JSON.stringify(bogus)?.slice(0, 80)).toBeInstanceOf(InvalidMemberIdError);
@@ -356,7 +380,8 @@ describe.each(ADAPTERS)('hostile input through the %s adapter', (kind) => {
   const prefix = `http-${kind}-${randomBytes(3).toString('hex')}`;
   let queue: WaitingQueue;
   let app: RunningApp;
-  const call = (method: string, path: string, headers: Record<string, string | string[]> = {}, body?: string | Buffer) => send(app.port, method, path, headers, body);
+  const call = (method: string, path: string, headers: Record<string, string | string[]> = {}, body?: string | Buffer) =>
+    send(app.port, method, path, headers, body);
   const ROUTES = [
     ['POST', '/queue/enter'],
     ['GET', '/queue/position'],
@@ -399,7 +424,8 @@ describe.each(ADAPTERS)('hostile input through the %s adapter', (kind) => {
     // Raw header values: a tab is legal in HTTP but a control character in an id; 10 KB is too long.
     await expectUntouched(prefix, async () => {
       for (const member of ['a\tb', 'x'.repeat(129), 'x'.repeat(10_240), '']) {
-        for (const [method, path] of ROUTES) expectAnswer(await call(method, path, { 'x-member': member, 'x-entry-token': SHAPED_TOKEN }), 400, 'INVALID_MEMBER_ID');
+        for (const [method, path] of ROUTES)
+          expectAnswer(await call(method, path, { 'x-member': member, 'x-entry-token': SHAPED_TOKEN }), 400, 'INVALID_MEMBER_ID');
       }
     });
     expect(app.orders).toBe(0);
@@ -464,12 +490,20 @@ describe.each(ADAPTERS)('hostile input through the %s adapter', (kind) => {
       2,
     );
     const held = await queue.claim('carol', carolToken); // an order in flight elsewhere
-    await expectUntouched(prefix, async () => expectAnswer(await call('POST', '/orders', { 'x-member': 'carol', 'x-entry-token': carolToken }), 409, 'ENTRY_TOKEN_IN_USE'), 1);
+    await expectUntouched(
+      prefix,
+      async () => expectAnswer(await call('POST', '/orders', { 'x-member': 'carol', 'x-entry-token': carolToken }), 409, 'ENTRY_TOKEN_IN_USE'),
+      1,
+    );
     await queue.release(held);
     expectAnswer(await call('POST', '/orders', { 'x-member': 'bob', 'x-entry-token': bobToken }), 201);
     await expect.poll(() => queue.state('bob')).toBe('NOT_ENTERED'); // auto settle consumed it
     const orders = app.orders;
-    await expectUntouched(prefix, async () => expectAnswer(await call('POST', '/orders', { 'x-member': 'bob', 'x-entry-token': bobToken }), 401, 'ENTRY_TOKEN_INVALID'), 1);
+    await expectUntouched(
+      prefix,
+      async () => expectAnswer(await call('POST', '/orders', { 'x-member': 'bob', 'x-entry-token': bobToken }), 401, 'ENTRY_TOKEN_INVALID'),
+      1,
+    );
     expect(app.orders).toBe(orders);
   });
 

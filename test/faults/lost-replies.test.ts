@@ -93,7 +93,11 @@ async function withLostReply<T>(script: ScriptName, call: () => Promise<T>, whil
       const start = await commandStats();
       await whileLost();
       const end = await commandStats();
-      others = { scriptCalls: end.scriptCalls - start.scriptCalls, failedCalls: end.failedCalls - start.failedCalls, timeCalls: end.timeCalls - start.timeCalls };
+      others = {
+        scriptCalls: end.scriptCalls - start.scriptCalls,
+        failedCalls: end.failedCalls - start.failedCalls,
+        timeCalls: end.timeCalls - start.timeCalls,
+      };
     } finally {
       proxy.endBlackhole();
     }
@@ -324,7 +328,11 @@ describe('the fault proxy', () => {
     await expect(client.eval("return redis.error_reply('ERR boom')", 0)).rejects.toThrow(/boom/);
     const big = 'x'.repeat(300_000); // arrives in many TCP chunks
     await client.set(key + ':big', big);
-    const replies = await client.pipeline().get(key + ':big').lrange(key, 0, -1).exec();
+    const replies = await client
+      .pipeline()
+      .get(key + ':big')
+      .lrange(key, 0, -1)
+      .exec();
     expect(replies).toEqual([
       [null, big],
       [null, ['a', '', 'c']],

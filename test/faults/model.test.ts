@@ -134,7 +134,16 @@ const tierOf = (rank: number) => (TIERS.find((t) => t.belowRank === undefined ||
 function expectedPosition(m: Model, key: string): ExpectedPosition {
   const total = m.waiting.length;
   const r = liveRecord(m, key);
-  if (r) return { status: 'READY', rank: null, currentTotalWaitingCount: total, estimatedWaitSeconds: null, pollingIntervalSeconds: tierOf(0), token: r.handle, tokenExp: r.tokenExp };
+  if (r)
+    return {
+      status: 'READY',
+      rank: null,
+      currentTotalWaitingCount: total,
+      estimatedWaitSeconds: null,
+      pollingIntervalSeconds: tierOf(0),
+      token: r.handle,
+      tokenExp: r.tokenExp,
+    };
   const rank = m.waiting.indexOf(key);
   if (rank >= 0) {
     return {
@@ -148,7 +157,15 @@ function expectedPosition(m: Model, key: string): ExpectedPosition {
       estimateLater: (extraMs) => modelEstimate(m, rank, extraMs),
     };
   }
-  return { status: 'NOT_ENTERED', rank: null, currentTotalWaitingCount: total, estimatedWaitSeconds: null, pollingIntervalSeconds: tierOf(0), token: null, tokenExp: null };
+  return {
+    status: 'NOT_ENTERED',
+    rank: null,
+    currentTotalWaitingCount: total,
+    estimatedWaitSeconds: null,
+    pollingIntervalSeconds: tierOf(0),
+    token: null,
+    tokenExp: null,
+  };
 }
 
 function modelEnter(m: Model, key: string): void {
@@ -295,13 +312,19 @@ function expectTime(side: Side, r: Real, abs: number, expected: number, what: st
 function expectPosition(side: Side, r: Real, p: Position, e: ExpectedPosition, what: string): void {
   const { entryToken, entryTokenExpiresAt, estimatedWaitSeconds: estimate, ...rest } = p;
   const { status, rank, currentTotalWaitingCount, estimatedWaitSeconds, pollingIntervalSeconds } = e;
-  expectSame(rest, { status, rank, currentTotalWaitingCount, pollingIntervalSeconds, queueMode: 'open', message: null, opensAt: null }, `${side.label} ${what}`);
+  expectSame(
+    rest,
+    { status, rank, currentTotalWaitingCount, pollingIntervalSeconds, queueMode: 'open', message: null, opensAt: null },
+    `${side.label} ${what}`,
+  );
   if (side.label === 'memory' || e.estimateLater === undefined) {
     expectSame(estimate, estimatedWaitSeconds, `${side.label} ${what}: estimatedWaitSeconds`);
   } else {
     // Redis TIME runs ahead of the model by ε ≤ r.elapsed(); a stalled line's estimate only grows with time.
     const later = e.estimateLater(r.elapsed());
-    expect(estimate!, `redis ${what}: estimatedWaitSeconds ${estimate} vs model ${estimatedWaitSeconds}..${later}`).toBeGreaterThanOrEqual(estimatedWaitSeconds!);
+    expect(estimate!, `redis ${what}: estimatedWaitSeconds ${estimate} vs model ${estimatedWaitSeconds}..${later}`).toBeGreaterThanOrEqual(
+      estimatedWaitSeconds!,
+    );
     expect(estimate!, `redis ${what}: estimatedWaitSeconds ${estimate} vs model ${estimatedWaitSeconds}..${later}`).toBeLessThanOrEqual(later);
   }
   if (e.token === null) {
@@ -344,7 +367,9 @@ async function checkInvariants(m: Model, r: Real, after: string): Promise<void> 
   const elapsed = r.elapsed();
   maxElapsed = Math.max(maxElapsed, elapsed);
   if (elapsed >= U / 2) {
-    throw new Error(`timing premise broken: ${elapsed} ms of real time in one run (must stay below ${U / 2} ms); the machine is too slow for this test's clock model`);
+    throw new Error(
+      `timing premise broken: ${elapsed} ms of real time in one run (must stay below ${U / 2} ms); the machine is too slow for this test's clock model`,
+    );
   }
 }
 
@@ -366,7 +391,11 @@ async function checkRedisStructure(m: Model, r: Real, after: string): Promise<vo
     expectSame(activeScores.get(member), deadline, `redis active score of ${member} after ${after}`);
     if (deadline > now) expectSame(waiting.includes(member), false, `${member} both waiting and READY after ${after}`);
   }
-  expectSame([...activeScores.keys()].filter((member) => !(member in records)), [], `active without a token record after ${after}`);
+  expectSame(
+    [...activeScores.keys()].filter((member) => !(member in records)),
+    [],
+    `active without a token record after ${after}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -381,7 +410,10 @@ const form = (mi: number, fi: number) => {
 const show = (id: MemberId) => (typeof id === 'number' ? String(id) : JSON.stringify(id));
 
 class EnterCmd implements Cmd {
-  constructor(readonly mi: number, readonly fi: number) {}
+  constructor(
+    readonly mi: number,
+    readonly fi: number,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real) {
     const key = MEMBERS[this.mi]!.key;
@@ -394,7 +426,11 @@ class EnterCmd implements Cmd {
 }
 
 class ReadCmd implements Cmd {
-  constructor(readonly mi: number, readonly fi: number, readonly how: 'position' | 'state' | 'token') {}
+  constructor(
+    readonly mi: number,
+    readonly fi: number,
+    readonly how: 'position' | 'state' | 'token',
+  ) {}
   check = () => true;
   async run(m: Model, r: Real) {
     const e = expectedPosition(m, MEMBERS[this.mi]!.key);
@@ -425,7 +461,11 @@ class AdmitCmd implements Cmd {
     for (const side of r.sides) {
       const admissions = await side.queue.admit();
       // I8: the head of the line, in entry order; exactly what bucket, burst and maxActive allow.
-      expectSame(admissions.map((a) => a.memberId), expected.members, `${side.label} admit`);
+      expectSame(
+        admissions.map((a) => a.memberId),
+        expected.members,
+        `${side.label} admit`,
+      );
       admissions.forEach((a, i) => {
         expect(a.entryToken, `${side.label} token shape`).toMatch(TOKEN_SHAPE);
         expectSame(side.handles.has(a.entryToken), false, `${side.label} fresh token`);
@@ -442,7 +482,11 @@ class AdmitCmd implements Cmd {
 type Presented = { kind: 'own' } | { kind: 'any'; pick: number } | { kind: 'forged'; n: number } | { kind: 'empty' } | { kind: 'malformed'; i: number };
 
 class ClaimCmd implements Cmd {
-  constructor(readonly mi: number, readonly fi: number, readonly presented: Presented) {}
+  constructor(
+    readonly mi: number,
+    readonly fi: number,
+    readonly presented: Presented,
+  ) {}
   check(m: Readonly<Model>) {
     if (this.presented.kind === 'own') return m.lastToken.has(MEMBERS[this.mi]!.key);
     if (this.presented.kind === 'any') return m.tokenOwner.length > 0;
@@ -495,7 +539,10 @@ class ClaimHolderCmd implements Cmd {
 const holders = (m: Readonly<Model>) => MEMBERS.flatMap((x, i) => (liveRecord(m as Model, x.key) ? [i] : []));
 
 class SettleCmd implements Cmd {
-  constructor(readonly how: 'consume' | 'release', readonly pick: number) {}
+  constructor(
+    readonly how: 'consume' | 'release',
+    readonly pick: number,
+  ) {}
   check = (m: Readonly<Model>) => m.claims.length > 0;
   async run(m: Model, r: Real) {
     const c = this.pick % m.claims.length;
@@ -511,7 +558,10 @@ class SettleCmd implements Cmd {
 }
 
 class LeaveCmd implements Cmd {
-  constructor(readonly mi: number, readonly fi: number) {}
+  constructor(
+    readonly mi: number,
+    readonly fi: number,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real) {
     const expected = modelLeave(m, MEMBERS[this.mi]!.key);
@@ -557,7 +607,12 @@ const presented: fc.Arbitrary<Presented> = fc.oneof(
 /** One weighted choice per step: enough admissions, claims and time to reach leases, expiries and the cap. */
 const commandArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 5, arbitrary: fc.tuple(member, formIndex).map(([mi, fi]): Cmd => new EnterCmd(mi, fi)) },
-  { weight: 2, arbitrary: fc.tuple(member, formIndex, fc.constantFrom('position' as const, 'state' as const, 'token' as const)).map(([mi, fi, how]): Cmd => new ReadCmd(mi, fi, how)) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(member, formIndex, fc.constantFrom('position' as const, 'state' as const, 'token' as const))
+      .map(([mi, fi, how]): Cmd => new ReadCmd(mi, fi, how)),
+  },
   { weight: 4, arbitrary: fc.constant<Cmd>(new AdmitCmd()) },
   { weight: 3, arbitrary: fc.tuple(member, formIndex, presented).map(([mi, fi, p]): Cmd => new ClaimCmd(mi, fi, p)) },
   { weight: 4, arbitrary: fc.nat({ max: 5 }).map((pick): Cmd => new ClaimHolderCmd(pick)) },
@@ -610,7 +665,14 @@ async function newRun(config: { burst: number; maxActive: number | null }): Prom
     operationTimeoutMs: 5000,
     abandonAfterSeconds: null, // abandonment is not part of this model
   };
-  const side = (label: Side['label'], queue: WaitingQueue, frame: (abs: number) => number): Side => ({ label, queue, tokens: [], handles: new Map(), claims: [], frame });
+  const side = (label: Side['label'], queue: WaitingQueue, frame: (abs: number) => number): Side => ({
+    label,
+    queue,
+    tokens: [],
+    handles: new Map(),
+    claims: [],
+    frame,
+  });
   const memory = side('memory', new WaitingQueue({ store: new MemoryStore({ now: () => memoryNow }), ...options }), (abs) => abs - start);
   const redis = side('redis', new WaitingQueue({ store: redisStore, ...options }), (abs) => abs + shifted - start);
   const real: Real = {
@@ -644,7 +706,10 @@ async function newRun(config: { burst: number; maxActive: number | null }): Prom
     // The key set stays the fixed one, whatever the member ids (members are fields, never key names).
     const [, keys] = await client.scan('0', 'MATCH', `{${PREFIX}:${name}}*`, 'COUNT', 1000);
     const allowed = new Set(Object.values(k));
-    expect(keys.filter((key) => !allowed.has(key)), 'unexpected keys').toEqual([]);
+    expect(
+      keys.filter((key) => !allowed.has(key)),
+      'unexpected keys',
+    ).toEqual([]);
     await client.del(...Object.values(k));
   };
   return { model, real, dispose };
@@ -728,9 +793,16 @@ describe('model-based differential walk (R5): MemoryStore and RedisStore against
       const replayPath = /replayPath="([^"]*)"/.exec(fc.stringify(details.counterexample))?.[1];
       const replay = `MODEL_SEED=${details.seed} MODEL_PATH=${details.counterexamplePath}${replayPath ? ` MODEL_REPLAY_PATH='${replayPath}'` : ''}`;
       const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-      throw new Error(`${fc.defaultReportMessage(details)}\n\nFirst divergence in the shrunk case:\n${cause}\n\nReplay: ${replay} npx vitest run --project faults test/faults/model.test.ts`);
+      throw new Error(
+        `${fc.defaultReportMessage(details)}\n\nFirst divergence in the shrunk case:\n${cause}\n\nReplay: ${replay} npx vitest run --project faults test/faults/model.test.ts`,
+      );
     }
-    const counts = [...coverage].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `  ${k}: ${v}`).join('\n');
-    console.info(`model walk: ${details.numRuns} runs in ${Date.now() - startedAt} ms (seed ${details.seed}), longest run ${maxElapsed} ms of real time\n${counts}`);
+    const counts = [...coverage]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => `  ${k}: ${v}`)
+      .join('\n');
+    console.info(
+      `model walk: ${details.numRuns} runs in ${Date.now() - startedAt} ms (seed ${details.seed}), longest run ${maxElapsed} ms of real time\n${counts}`,
+    );
   });
 });

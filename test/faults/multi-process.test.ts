@@ -29,7 +29,11 @@ afterAll(async () => {
   await server.stop();
 });
 
-type Line = { kind: 'admitted'; memberId: string; expiresAt: number } | { kind: 'consumed'; memberId: string; ok: boolean } | { kind: 'error'; message: string } | { kind: 'done'; errors: number };
+type Line =
+  | { kind: 'admitted'; memberId: string; expiresAt: number }
+  | { kind: 'consumed'; memberId: string; ok: boolean }
+  | { kind: 'error'; message: string }
+  | { kind: 'done'; errors: number };
 
 function runChildren(count: number, name: string, durationMs: number, mode: 'admit' | 'churn', maxActive?: number): Promise<Line[]> {
   return Promise.all(
@@ -44,7 +48,13 @@ function runChildren(count: number, name: string, durationMs: number, mode: 'adm
       return new Promise<Line[]>((resolve, reject) => {
         child.on('exit', (code) => {
           if (code !== 0) return reject(new Error(`admitter exited ${code}: ${stderr}`));
-          resolve(stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line));
+          resolve(
+            stdout
+              .trim()
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => JSON.parse(l) as Line),
+          );
         });
       });
     }),
@@ -95,7 +105,14 @@ describe('many instances on one Redis', () => {
     const times = byTime.map((a) => a.expiresAt - TTL_MS);
     const windows = [100, 1000, 2000].map((windowMs) => ({ windowMs, max: maxInWindow(times, windowMs), bound: BURST + (RATE * windowMs) / 1000 }));
     for (const w of windows) expect(w.max).toBeLessThanOrEqual(w.bound);
-    recordFigures(`multi-process-${processes}`, { processes, durationMs, entered: 600, admitted: admitted.length, doubleAdmissions: ids.length - new Set(ids).size, windows });
+    recordFigures(`multi-process-${processes}`, {
+      processes,
+      durationMs,
+      entered: 600,
+      admitted: admitted.length,
+      doubleAdmissions: ids.length - new Set(ids).size,
+      windows,
+    });
     // And the instances together really drove the bucket (liveness): the burst plus most of the refill.
     expect(admitted.length).toBeGreaterThanOrEqual(BURST + RATE * 2);
     expect(admitted.length).toBeLessThanOrEqual(BURST + RATE * (durationMs / 1000 + 1));
@@ -132,6 +149,13 @@ describe('many instances on one Redis', () => {
     // Each consume of a claim that was not taken over succeeded.
     expect(consumed.filter((c) => c.ok).length).toBeGreaterThan(0);
     expect((await queue.stats()).active).toBeLessThanOrEqual(maxActive);
-    recordFigures('multi-process-churn', { processes: 4, maxActive, maxActiveSeen: maxSeen, samples, admitted: admitted.length, consumed: consumed.filter((c) => c.ok).length });
+    recordFigures('multi-process-churn', {
+      processes: 4,
+      maxActive,
+      maxActiveSeen: maxSeen,
+      samples,
+      admitted: admitted.length,
+      consumed: consumed.filter((c) => c.ok).length,
+    });
   });
 });

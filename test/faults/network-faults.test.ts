@@ -45,7 +45,11 @@ interface NetnsResult {
 
 function runInNewNetns(): Promise<{ result: NetnsResult; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('unshare', ['-n', process.execPath, CHILD], { cwd: root, env: { ...process.env, BLACKHOLE_MS: String(BLACKHOLE_MS) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('unshare', ['-n', process.execPath, CHILD], {
+      cwd: root,
+      env: { ...process.env, BLACKHOLE_MS: String(BLACKHOLE_MS) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

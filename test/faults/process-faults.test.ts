@@ -166,11 +166,7 @@ describe('F2: Redis kill -9 under load, restarted on the same AOF', () => {
         }
       };
 
-      const workers = [
-        ...Array.from({ length: 8 }, enterWorker),
-        admitWorker(),
-        ...Array.from({ length: 4 }, claimWorker),
-      ];
+      const workers = [...Array.from({ length: 8 }, enterWorker), admitWorker(), ...Array.from({ length: 4 }, claimWorker)];
       await sleep(2000);
       const killedAt = performance.now();
       const killSignal = await server.kill9();
@@ -232,7 +228,13 @@ describe('F2: Redis kill -9 under load, restarted on the same AOF', () => {
         afterRestart: found,
         lost: { enters: found.LOST, admissions: lostAdmissions.length, claims: lostClaims.length, consumes: lostConsumes.length },
         outage: { calls: outage.length, errors: countBy(outage, (c) => c.error!), maxMs: Math.round(Math.max(...outage.map((c) => c.ms))) },
-        beforeKill: { calls: calls.length - outage.length, errors: countBy(calls.filter((c) => c.startedAt < killedAt && c.error), (c) => c.error!) },
+        beforeKill: {
+          calls: calls.length - outage.length,
+          errors: countBy(
+            calls.filter((c) => c.startedAt < killedAt && c.error),
+            (c) => c.error!,
+          ),
+        },
         recoveryMs,
         aof,
       };
@@ -411,7 +413,13 @@ describe('F11: Redis BUSY running a long script', () => {
     const probe = redisClient(server.url, { maxRetriesPerRequest: 1 });
     await Promise.all([client, busy, killer, probe].map((c) => c.ping()));
     const timeoutMs = 500;
-    const queue = new WaitingQueue({ store: new RedisStore({ client }), name: uniqueName('f11'), admitBurst: 3, claimTtlSeconds: 30, operationTimeoutMs: timeoutMs });
+    const queue = new WaitingQueue({
+      store: new RedisStore({ client }),
+      name: uniqueName('f11'),
+      admitBurst: 3,
+      claimTtlSeconds: 30,
+      operationTimeoutMs: timeoutMs,
+    });
     for (const m of ['alice', 'bob', 'carol', 'dave', 'erin']) await queue.enter(m);
     const admissions = await queue.admit(); // alice, bob, carol
     const token = new Map(admissions.map((a) => [a.memberId, a.entryToken]));
@@ -439,7 +447,17 @@ describe('F11: Redis BUSY running a long script', () => {
       () => 'finished',
       (e: Error) => e.message,
     );
-    await until(async () => (await probe.ping().then(() => '', (e: Error) => e.message)).startsWith('BUSY'), 3000, 'Redis to answer BUSY');
+    await until(
+      async () =>
+        (
+          await probe.ping().then(
+            () => '',
+            (e: Error) => e.message,
+          )
+        ).startsWith('BUSY'),
+      3000,
+      'Redis to answer BUSY',
+    );
 
     const calls: CallRecord[] = [];
     const results = await Promise.all([
@@ -477,7 +495,9 @@ describe('F11: Redis BUSY running a long script', () => {
     expect(await queue.consume(aliceClaim)).toBe(true);
     expect((await queue.enter('frank')).status).toBe('WAITING');
     expect(errors).toEqual([]);
-    console.log(`F11 ${JSON.stringify({ errors: countBy(calls, (c) => `${c.op}:${c.error}`), maxCallMs: Math.round(Math.max(...calls.map((c) => c.ms))), http: httpBusy.map((r) => r.status) })}`);
+    console.log(
+      `F11 ${JSON.stringify({ errors: countBy(calls, (c) => `${c.op}:${c.error}`), maxCallMs: Math.round(Math.max(...calls.map((c) => c.ms))), http: httpBusy.map((r) => r.status) })}`,
+    );
   });
 });
 
@@ -518,11 +538,10 @@ describe('F13: maxmemory-policy other than noeviction', () => {
     const evicted = Number(/evicted_keys:(\d+)/.exec(await filler.info('stats'))![1]);
     const surviving = Object.entries(keys).filter(([, k]) => k !== keys.consumed);
     const exists = Object.fromEntries(await Promise.all(surviving.map(async ([n, k]) => [n, await filler.exists(k)] as const)));
-    const outcome = countBy(
-      await Promise.all(members.slice(50).map((m) => queue.position(m).then((p) => p.status, errorKind))),
-      (x) => x,
+    const outcome = countBy(await Promise.all(members.slice(50).map((m) => queue.position(m).then((p) => p.status, errorKind))), (x) => x);
+    console.log(
+      `F13 ${JSON.stringify({ policy: 'allkeys-lru', keepMetaHot: options.keepMetaHot, fillerWrites: writes, evictedKeys: evicted, keysLeft: exists, acknowledgedWaiting: members.length - 50, outcome })}`,
     );
-    console.log(`F13 ${JSON.stringify({ policy: 'allkeys-lru', keepMetaHot: options.keepMetaHot, fillerWrites: writes, evictedKeys: evicted, keysLeft: exists, acknowledgedWaiting: members.length - 50, outcome })}`);
     return { warnings, statsBefore, evicted, exists, outcome };
   }
 

@@ -143,7 +143,16 @@ describe('F8: a failover to an asynchronous replica that missed the consumes', (
       expect(await after.release(claim!)).toBe(true);
     }
 
-    console.log('F8 replica failover:', JSON.stringify({ members: MEMBERS, lostConsumes, secondClaimsRedisAllowed: secondClaims, secondOrdersRefusedByDb: refused, replicationBytesLost: primaryOffset - promotedOffset }));
+    console.log(
+      'F8 replica failover:',
+      JSON.stringify({
+        members: MEMBERS,
+        lostConsumes,
+        secondClaimsRedisAllowed: secondClaims,
+        secondOrdersRefusedByDb: refused,
+        replicationBytesLost: primaryOffset - promotedOffset,
+      }),
+    );
     expect(secondClaims).toBe(MEMBERS);
     expect(refused).toBe(MEMBERS);
     // I5 where it matters: one order per token.

@@ -47,7 +47,9 @@ export const memberOf = (headers: Record<string, string | string[] | undefined>)
 const deadStore: Store = new Proxy({} as Store, { get: () => () => new Promise(() => undefined) });
 
 export function describeAdapter(name: string, startApp: AppFactory): void {
-  async function setup(options: { settle?: 'auto' | 'manual'; store?: Store; onStoreUnavailable?: 'fail-closed' | 'fail-open'; claimTtlSeconds?: number } = {}) {
+  async function setup(
+    options: { settle?: 'auto' | 'manual'; store?: Store; onStoreUnavailable?: 'fail-closed' | 'fail-open'; claimTtlSeconds?: number } = {},
+  ) {
     let now = Date.now();
     const store = options.store ?? new MemoryStore({ now: () => now });
     const queue = new WaitingQueue({ store, operationTimeoutMs: 100, claimTtlSeconds: options.claimTtlSeconds ?? 30 });
@@ -122,7 +124,12 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
       it('answers 401 without a member and 400 for a bad member id, on every route', async () => {
         const { app, call, queue, orders, admittedToken } = await setup();
         try {
-          for (const [method, path] of [['POST', '/queue/enter'], ['GET', '/queue/position'], ['DELETE', '/queue'], ['POST', '/orders']] as const) {
+          for (const [method, path] of [
+            ['POST', '/queue/enter'],
+            ['GET', '/queue/position'],
+            ['DELETE', '/queue'],
+            ['POST', '/orders'],
+          ] as const) {
             await expectError(await call(method, path), 401, 'UNAUTHENTICATED');
             await expectError(await call(method, path, { 'x-member': 'x'.repeat(129), 'x-entry-token': 'a'.repeat(43) }), 400, 'INVALID_MEMBER_ID');
           }
@@ -153,7 +160,11 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
       it('answers 503 with Retry-After when the store is down', async () => {
         const { app, call } = await setup({ store: deadStore });
         try {
-          for (const [method, path] of [['POST', '/queue/enter'], ['GET', '/queue/position'], ['DELETE', '/queue']] as const) {
+          for (const [method, path] of [
+            ['POST', '/queue/enter'],
+            ['GET', '/queue/position'],
+            ['DELETE', '/queue'],
+          ] as const) {
             const response = await call(method, path, { 'x-member': 'alice' });
             expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
             await expectError(response, 503, 'STORE_UNAVAILABLE');
@@ -365,7 +376,8 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
         const flaky = new Proxy(memory, {
           get(target, prop) {
             const value = Reflect.get(target, prop) as unknown;
-            if (prop === 'consume') return (...args: Parameters<Store['consume']>) => (failures-- > 0 ? Promise.reject(new Error('connection reset')) : memory.consume(...args));
+            if (prop === 'consume')
+              return (...args: Parameters<Store['consume']>) => (failures-- > 0 ? Promise.reject(new Error('connection reset')) : memory.consume(...args));
             return typeof value === 'function' ? value.bind(target) : value;
           },
         });

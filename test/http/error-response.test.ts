@@ -1,14 +1,7 @@
 // toHttpResponse: every waitgate error answers with its own status, headers and body.
 
 import { describe, expect, it } from 'vitest';
-import {
-  EntryTokenError,
-  InvalidMemberIdError,
-  QueueStateLostError,
-  StoreUnavailableError,
-  WaitgateConfigError,
-  toHttpResponse,
-} from '../../src/index.js';
+import { EntryTokenError, InvalidMemberIdError, QueueStateLostError, StoreUnavailableError, WaitgateConfigError, toHttpResponse } from '../../src/index.js';
 
 describe('toHttpResponse', () => {
   it.each([

@@ -10,11 +10,15 @@ describeAdapter('fastify', async ({ queue, settle, onStoreUnavailable, onOrder }
   const app = Fastify();
   const memberId = (request: { headers: Record<string, string | string[] | undefined> }) => memberOf(request.headers);
   await app.register(queueRoutes, { queue, memberId, prefix: '/queue' });
-  app.post('/orders', { preHandler: requireEntryToken(queue, { memberId, settle, ...(onStoreUnavailable ? { onStoreUnavailable } : {}) }) }, async (request, reply) => {
-    onOrder(request.entry);
-    const { status, body } = await orderBehaviour(request.headers, request.entry);
-    return reply.code(status).send(body);
-  });
+  app.post(
+    '/orders',
+    { preHandler: requireEntryToken(queue, { memberId, settle, ...(onStoreUnavailable ? { onStoreUnavailable } : {}) }) },
+    async (request, reply) => {
+      onOrder(request.entry);
+      const { status, body } = await orderBehaviour(request.headers, request.entry);
+      return reply.code(status).send(body);
+    },
+  );
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url, close: () => app.close() };
 });

@@ -55,7 +55,6 @@ describe('lua scripts', () => {
       // consume, release and leave may run out of memory (allow-oom): they free what they touch.
       expect(source).toMatch(script.readOnly ? /^#!lua flags=no-writes\n/ : /^#!lua( flags=allow-oom)?\n/);
     });
-
   });
 
   describe.each(files.filter((f) => !scripts[f.replace(/-\d+\.lua$/, '') as keyof typeof scripts].readOnly))('%s (mutating)', (file) => {

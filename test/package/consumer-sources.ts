@@ -92,9 +92,7 @@ function useScript(system: 'esm' | 'cjs', root: string): string {
       ioredisLoaded: Object.keys(${system === 'esm' ? 'createRequire(import.meta.url)' : 'require'}.cache).some((file) => file.includes('/node_modules/ioredis/')),
     }));
   `;
-  return system === 'esm'
-    ? `${header}${body}`
-    : `${header}(async () => {${body}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+  return system === 'esm' ? `${header}${body}` : `${header}(async () => {${body}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 }
 
 /** Public API use that must type-check identically from ESM and CJS; each `@ts-expect-error` proves the types are not `any`. */

@@ -188,7 +188,9 @@ describe.each([
 
 it('every subpath has the same named exports from ESM and CJS', async () => {
   const [esm, cjs] = await Promise.all(
-    ['exports.mjs', 'exports.cjs'].map(async (probe) => JSON.parse(await run(process.execPath, [probe, JSON.stringify(specifiers)], consumer, 60_000)) as Record<string, SubpathReport>),
+    ['exports.mjs', 'exports.cjs'].map(
+      async (probe) => JSON.parse(await run(process.execPath, [probe, JSON.stringify(specifiers)], consumer, 60_000)) as Record<string, SubpathReport>,
+    ),
   );
   for (const specifier of specifiers) expect(cjs![specifier]!.keys, specifier).toEqual(esm![specifier]!.keys);
 });

@@ -82,7 +82,8 @@ describe('the least-privilege ACL of README.md', () => {
       // ACL DRYRUN checks a command without running it; give it a key under the prefix for every argument.
       const info = (await admin.call('COMMAND', 'INFO', command)) as Array<[string, number]>;
       const arity = Math.abs(info[0]![1]);
-      const args = command === 'eval' ? ['return 1', '0'] : command === 'evalsha' ? ['0'.repeat(40), '0'] : Array.from({ length: arity - 1 }, () => `{${PREFIX}:q}:k`);
+      const args =
+        command === 'eval' ? ['return 1', '0'] : command === 'evalsha' ? ['0'.repeat(40), '0'] : Array.from({ length: arity - 1 }, () => `{${PREFIX}:q}:k`);
       const answer = String(await admin.call('ACL', 'DRYRUN', aclUser, command, ...args).catch((e: Error) => e.message));
       if (answer !== 'OK') denied.push(`${command}: ${answer}`);
     }
@@ -91,7 +92,13 @@ describe('the least-privilege ACL of README.md', () => {
   });
 
   it('denies FLUSHALL, CONFIG, DEBUG and KEYS (NOPERM)', async () => {
-    for (const call of [() => user.flushall(), () => user.flushdb(), () => user.config('GET', 'maxmemory'), () => user.config('SET', 'maxmemory-policy', 'allkeys-lru'), () => user.keys('*')]) {
+    for (const call of [
+      () => user.flushall(),
+      () => user.flushdb(),
+      () => user.config('GET', 'maxmemory'),
+      () => user.config('SET', 'maxmemory-policy', 'allkeys-lru'),
+      () => user.keys('*'),
+    ]) {
       await expect(call()).rejects.toThrow(/NOPERM/);
     }
     // DEBUG is refused before ACLs here (enable-debug-command no); the ACL denies it as well.

@@ -6,7 +6,15 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { scripts } from '../../src/store/lua.generated.js';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { toHttpResponse } from '../../src/index.js';
-import { InvalidMemberIdError, QueueStateLostError, RedisStore, StoreUnavailableError, WaitgateConfigError, WaitingQueue, type StoreWarning } from '../../src/index.js';
+import {
+  InvalidMemberIdError,
+  QueueStateLostError,
+  RedisStore,
+  StoreUnavailableError,
+  WaitgateConfigError,
+  WaitingQueue,
+  type StoreWarning,
+} from '../../src/index.js';
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
@@ -237,7 +245,10 @@ describe('RedisStore on a server the test owns', () => {
       () => queue.stats(),
     ];
     for (const call of calls) {
-      const error = await call().then(() => null, (e: unknown) => e);
+      const error = await call().then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(QueueStateLostError);
       // Its own answer: 503 QUEUE_STATE_LOST, no "try again shortly", no Retry-After; not a StoreUnavailableError.
       expect(error).not.toBeInstanceOf(StoreUnavailableError);

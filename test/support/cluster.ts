@@ -226,7 +226,10 @@ export async function startCluster(
   try {
     // Sequentially: parallel freePort() calls could hand out one port twice.
     for (let i = 0; i < total; i++) started.push(await startClusterNode(args));
-    await redisCli(['--cluster', 'create', ...started.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], 60_000);
+    await redisCli(
+      ['--cluster', 'create', ...started.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'],
+      60_000,
+    );
     await cluster.waitHealthy({ timeoutMs: 30_000 });
     await waitUntil(
       'every node to know every other and every replica to be in sync',

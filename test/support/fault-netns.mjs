@@ -39,7 +39,11 @@ function ping() {
 }
 
 function kind(error) {
-  return error?.code === 'STORE_UNAVAILABLE' ? 'StoreUnavailableError' : error?.code ? `${error.constructor.name}:${error.code}` : String(error?.constructor?.name ?? error);
+  return error?.code === 'STORE_UNAVAILABLE'
+    ? 'StoreUnavailableError'
+    : error?.code
+      ? `${error.constructor.name}:${error.code}`
+      : String(error?.constructor?.name ?? error);
 }
 
 const result = {};
@@ -130,7 +134,10 @@ try {
   // Recovery: no manual step, the same client.
   let recovered = false;
   while (!recovered && performance.now() - removedAt < 15_000) {
-    recovered = await queue.stats().then(() => true, () => false);
+    recovered = await queue.stats().then(
+      () => true,
+      () => false,
+    );
     if (!recovered) await sleep(50);
   }
   result.recovered = recovered;
@@ -172,7 +179,13 @@ try {
   for (const [m, token] of tokens) {
     const claim = await queue.claim(m, token);
     if (await queue.consume(claim)) consumed++;
-    if (await queue.claim(m, token).then(() => true, () => false)) throw new Error(`token of ${m} usable twice`);
+    if (
+      await queue.claim(m, token).then(
+        () => true,
+        () => false,
+      )
+    )
+      throw new Error(`token of ${m} usable twice`);
   }
   result.consumedAfterRecovery = consumed;
   result.tokens = tokens.size;

@@ -12,10 +12,14 @@ const root = join(import.meta.dirname, '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
 describe('adapter types', () => {
-  it.each(['express', 'fastify', 'koa', 'without-adapters'])('%s type-checks as written', async (name) => {
-    const result = await run(process.execPath, [tsc, '-p', join(root, 'test', 'types', 'cases', name, 'tsconfig.json')]).catch(
-      (error: { stdout: string; stderr: string }) => error,
-    );
-    expect('stdout' in result ? `${result.stdout}${result.stderr}` : '').toBe('');
-  }, 60_000);
+  it.each(['express', 'fastify', 'koa', 'without-adapters'])(
+    '%s type-checks as written',
+    async (name) => {
+      const result = await run(process.execPath, [tsc, '-p', join(root, 'test', 'types', 'cases', name, 'tsconfig.json')]).catch(
+        (error: { stdout: string; stderr: string }) => error,
+      );
+      expect('stdout' in result ? `${result.stdout}${result.stderr}` : '').toBe('');
+    },
+    60_000,
+  );
 });
