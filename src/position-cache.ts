@@ -1,6 +1,7 @@
 // Polling at scale: ranks estimated from a cached entry sequence and a shared snapshot of
 // the line, so a poll costs Redis nothing unless the member is near the head.
 
+import { isDrawnBeforeOpening } from './position.js';
 import type { MemberSnapshot, QueueSnapshot } from './store/store.js';
 
 /** Options of the `positionCache` option of WaitingQueue. */
@@ -96,7 +97,9 @@ export class PositionCache {
       return;
     }
     this.#members.delete(memberId); // re-insert: the Map's order is the LRU order
-    this.#members.set(memberId, { seq: snapshot.seq, lastRank: snapshot.rank });
+    // A drawn place's rank can still grow until the opening: it is no bound on later estimates.
+    const lastRank = isDrawnBeforeOpening(snapshot.seq, snapshot.controls, snapshot.now) ? Number.POSITIVE_INFINITY : snapshot.rank;
+    this.#members.set(memberId, { seq: snapshot.seq, lastRank });
     if (this.#members.size > this.#maxMembers) this.#members.delete(this.#members.keys().next().value!);
   }
 
@@ -125,11 +128,12 @@ export class PositionCache {
     if (!known) return null;
     const estimate = interpolate(points, known.seq);
     if (estimate === null) return null; // not between the head and the last member: admitted, gone, or new to the snapshot
-    const rank = Math.min(estimate, known.lastRank);
+    const growing = isDrawnBeforeOpening(known.seq, line.controls, line.now);
+    const rank = growing ? estimate : Math.min(estimate, known.lastRank);
     // Near the head: possibly admitted since the snapshot, and least accurate. Ask exactly
     // (the caller's exact answer re-learns the sequence and the last rank).
     if (rank < this.#exactBelowRank) return null;
-    known.lastRank = rank;
+    if (!growing) known.lastRank = rank;
     // Polled now: to the back of the eviction order (the Map's insertion order is the LRU order).
     this.#members.delete(memberId);
     this.#members.set(memberId, known);

@@ -55,6 +55,23 @@ export function estimateWaitSeconds(rank: number, rate: number): number {
   return Math.max(1, Math.ceil(rank / rate));
 }
 
+/**
+ * A member of a shuffled pre-queue before the opening: its place is drawn, so its rank
+ * is not shown, and it can still grow (later entrants may draw places ahead of it).
+ */
+export function isDrawnBeforeOpening(seq: number | null | undefined, controls: ControlsView | undefined, now: number): boolean {
+  return (
+    controls !== undefined &&
+    controls.shuffle &&
+    controls.opensAt !== null &&
+    now < controls.opensAt &&
+    controls.preQueueFrom !== null &&
+    seq !== null &&
+    seq !== undefined &&
+    seq >= controls.preQueueFrom
+  );
+}
+
 /** The controls of a store without them: open, no message, nothing scheduled. */
 const OPEN: ControlsView = { mode: 'open', message: null, opensAt: null, shuffle: false, preQueueFrom: null, admitRatePerSecond: null };
 
@@ -72,7 +89,7 @@ export function buildPosition(snapshot: MemberSnapshot, configuredRate: number, 
   const waiting = snapshot.status === 'WAITING';
   const ready = snapshot.status === 'READY';
   const beforeOpening = c.opensAt !== null && snapshot.now < c.opensAt;
-  const drawn = waiting && beforeOpening && c.shuffle && c.preQueueFrom !== null && (snapshot.seq ?? -Infinity) >= c.preQueueFrom;
+  const drawn = waiting && isDrawnBeforeOpening(snapshot.seq, c, snapshot.now);
   const rank = waiting && !drawn ? snapshot.rank : null;
   const standing = beforeOpening || c.mode === 'paused' || c.mode === 'closed';
   const slowest = tiers[tiers.length - 1]!.seconds;

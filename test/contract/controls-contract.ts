@@ -153,6 +153,25 @@ export function describeControlsContract(label: string, harness: StoreHarness): 
       expect(Math.abs(rankCorrelation(drawn, members))).toBeLessThan(0.2);
     });
 
+    it('positionCache estimates a drawn place from the line after the opening, not from the rank seen on entry', async () => {
+      const { make, elapse } = await setup({ admitRatePerSecond: 10_000, admitBurst: 10_000 });
+      const cached = make({ positionCache: { refreshMs: 10, exactBelowRank: 0 } });
+      const exact = make();
+      await cached.setControls({ opensAt: Date.now() + 2000, shuffle: true });
+      const members = Array.from({ length: 300 }, (_, i) => `d${i}`);
+      for (const m of members) await cached.enter(m); // learns each member's score, and the rank it had then
+      await elapse(2100);
+      await new Promise((r) => setTimeout(r, 20)); // the cache's snapshot ages past refreshMs
+      let worst = 0;
+      for (const m of members) {
+        const truth = (await exact.position(m)).rank!;
+        const estimate = (await cached.position(m)).rank!;
+        worst = Math.max(worst, Math.abs(estimate - truth));
+      }
+      // Interpolated between probes 64 apart or more: off by a few places, never by the draw.
+      expect(worst).toBeLessThanOrEqual(30);
+    });
+
     it('a scheduled opening without a draw keeps the pre-queue in entry order', async () => {
       const { queue, elapse } = await setup({ admitRatePerSecond: 10_000, admitBurst: 10_000 });
       await queue.setControls({ opensAt: Date.now() + 1500 });
