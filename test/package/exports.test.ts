@@ -272,7 +272,7 @@ describe('the README quickstarts, pasted into a project that installed the tarba
     await writeFile(join(consumer, 'quickstart.mjs'), memory!);
     const output = await run(process.execPath, ['quickstart.mjs'], consumer, 60_000);
     expect(output).toMatch(/order committed/);
-    expect(output).toMatch(/waiting: 0, active: 0, claimed: 0/);
+    expect(output).toMatch(/waiting: 0,\s+active: 0,\s+claimed: 0/);
   });
 
   it('runs the Redis quickstart against a redis-server of its own', async () => {
