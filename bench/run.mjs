@@ -6,8 +6,11 @@
 //   npm run build && npm run bench
 //   BENCH_ROUNDS=5 BENCH_ROUND_MS=700 npm run bench      (defaults)
 //   npm run bench -- --quick                              (a fast smoke run: 2 short rounds, 100k members)
-//   npm run bench -- --only=micro,memory,polling
+//   npm run bench -- --only=micro,memory,polling,opening,polling-shuffle
+//   npm run bench -- --only=opening --out=bench/results/opening-latest.json   (one section; --out keeps latest.json)
 //   BENCH_POSITION_CACHE='{"refreshMs":100}' npm run bench -- --only=polling   (positionCache options)
+//   BENCH_OPENING_MEMBERS=1000000 BENCH_OPENING_ROUNDS=5 (opening); BENCH_PREQUEUE_POLL_THROUGH=fresh|enter (polling-shuffle:
+//   the polling phase on instances that learned the members after the opening, or on those their enters filled)
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,12 +22,13 @@ import { checkTargets, printReport } from './lib/report.mjs';
 import { barChart } from './lib/svg-chart.mjs';
 import { runMemory } from './sections/memory.mjs';
 import { runMicro } from './sections/micro.mjs';
+import { runOpening } from './sections/opening.mjs';
 import { runPolling } from './sections/polling.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'micro,memory,polling').split(',');
+const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'micro,memory,polling,opening,polling-shuffle').split(',');
 const out = args.find((a) => a.startsWith('--out='))?.slice(6) ?? join(here, 'results', quick ? 'quick.json' : 'latest.json');
 const num = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
 
@@ -49,22 +53,34 @@ const redis = await startBenchRedisServer();
 log(`waitgate bench: redis-server ${result.machine.redis} on port ${redis.port}, Node ${process.version}, ${result.machine.cpus} CPUs, load ${result.machine.loadAverageAtStart.join(' ')}`);
 try {
   if (only.includes('micro')) {
-    log('\n[1/3] per operation: waitgate vs naive vs floor');
+    log('\n[1/5] per operation: waitgate vs naive vs floor');
     const t = performance.now();
     result.micro = await runMicro({ url: redis.url, rounds: num('BENCH_ROUNDS', quick ? 2 : 5), roundMs: num('BENCH_ROUND_MS', quick ? 300 : 700), warmMs: quick ? 150 : 300, log });
     result.micro.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('memory')) {
-    log('\n[2/3] Redis memory per waiting member, admit() scaling');
+    log('\n[2/5] Redis memory per waiting member, admit() scaling');
     const t = performance.now();
     result.memory = await runMemory({ url: redis.url, sizes: quick ? [100_000] : [100_000, 1_000_000], log });
     result.memory.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('polling')) {
-    log('\n[3/3] polling at scale (positionCache)');
+    log('\n[3/5] polling at scale (positionCache)');
     const t = performance.now();
     result.polling = await runPolling({ url: redis.url, members: num('BENCH_POLL_MEMBERS', 100_000), phaseSeconds: quick ? 8 : num('BENCH_POLL_SECONDS', 20), randomPhaseSeconds: quick ? 3 : 8, cacheOptions: process.env.BENCH_POSITION_CACHE ? JSON.parse(process.env.BENCH_POSITION_CACHE) : true, log });
     result.polling.seconds = Math.round((performance.now() - t) / 1000);
+  }
+  if (only.includes('opening')) {
+    log('\n[4/5] a scheduled, shuffled opening: 1,000,000 pre-queued vs 10,000');
+    const t = performance.now();
+    result.opening = await runOpening({ url: redis.url, sizes: quick ? [10_000, 100_000] : [10_000, num('BENCH_OPENING_MEMBERS', 1_000_000)], rounds: num('BENCH_OPENING_ROUNDS', quick ? 2 : 5), redisPid: redis.process.pid, log });
+    result.opening.seconds = Math.round((performance.now() - t) / 1000);
+  }
+  if (only.includes('polling-shuffle')) {
+    log('\n[5/5] polling after a shuffled opening (positionCache with drawn scores)');
+    const t = performance.now();
+    result.pollingShuffle = await runPolling({ url: redis.url, members: num('BENCH_POLL_MEMBERS', 100_000), phaseSeconds: quick ? 8 : num('BENCH_POLL_SECONDS', 20), randomPhaseSeconds: 0, cacheOptions: process.env.BENCH_POSITION_CACHE ? JSON.parse(process.env.BENCH_POSITION_CACHE) : true, preQueue: { shuffle: true, pollThrough: process.env.BENCH_PREQUEUE_POLL_THROUGH ?? 'fresh' }, log });
+    result.pollingShuffle.seconds = Math.round((performance.now() - t) / 1000);
   }
 } finally {
   await redis.stop();

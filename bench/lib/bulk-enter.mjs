@@ -11,6 +11,8 @@
 // a real `enter()` first (it creates the queue's generation). bench/run.mjs checks the
 // bulk path against real enters (same memory per member, ranks continue).
 
+import { createHash } from 'node:crypto';
+
 export const BULK_ENTER_LUA = `
 local waiting, tokens, meta = KEYS[1], KEYS[2], KEYS[3]
 local fresh, seen = {}, {}
@@ -90,4 +92,58 @@ export async function forEachConcurrent(n, concurrency, op) {
     while (next < n) await op(next++);
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+}
+
+/**
+ * A member's draw in a shuffled pre-queue, as lua/includes/controls.lua (and drawScore
+ * in src/controls.ts, not exported) compute it: the first 40 bits of
+ * SHA-1(`<seed hex>:<member id>`).
+ */
+export function drawOf(seedHex, memberId) {
+  return parseInt(createHash('sha1').update(`${seedHex}:${memberId}`).digest('hex').slice(0, 10), 16);
+}
+
+/**
+ * Pre-queues `memberIds` into queue `name`, whose shuffled opening must be pending
+ * (`setControls({ opensAt, shuffle: true })` made the band `pb` and the seed `cd` in
+ * meta): each member is ZADDed (NX) with the score enterIfAbsent gives a new member
+ * before opensAt, `pb + draw`, and meta's `seq` grows by the number added, as that many
+ * real enters would leave it. Plain ZADD/HINCRBY commands, no script, so they never
+ * count as a waitgate script call in SLOWLOG. The ids must be fresh (no token, not
+ * waiting). Throws if the opening is not pending, or passed during the load.
+ * @returns {{ added: number, pb: number, seed: string, draws: Float64Array }} draws[i] is memberIds[i]'s draw
+ */
+export async function bulkPreQueue(client, name, memberIds, { batch = 1000, inFlight = 4 } = {}) {
+  const k = queueKeys(name);
+  const opensAt = async () => Number((await client.hget(k.meta, 'co')) ?? NaN);
+  const redisNow = async () => {
+    const [s, us] = await client.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  };
+  const [pbRaw, cs, seed] = await client.hmget(k.meta, 'pb', 'cs', 'cd');
+  if (pbRaw === null || cs !== '1' || !/^[0-9a-f]{64}$/.test(seed ?? '') || !((await redisNow()) < (await opensAt()))) {
+    throw new Error(`bulkPreQueue: queue ${name} has no pending shuffled opening (setControls({ opensAt: <future>, shuffle: true }) first)`);
+  }
+  const pb = Number(pbRaw);
+  const draws = new Float64Array(memberIds.length);
+  let added = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < memberIds.length) {
+      const from = next;
+      const to = Math.min(memberIds.length, (next += batch));
+      const args = [];
+      for (let i = from; i < to; i++) {
+        const d = drawOf(seed, memberIds[i]);
+        draws[i] = d;
+        args.push(pb + d, memberIds[i]);
+      }
+      const n = await client.zadd(k.waiting, 'NX', ...args);
+      if (n > 0) await client.hincrby(k.meta, 'seq', n);
+      added += n;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  if (!((await redisNow()) < (await opensAt()))) throw new Error(`bulkPreQueue: the opening of ${name} passed during the load (set opensAt further ahead)`);
+  return { added, pb, seed, draws };
 }

@@ -1,5 +1,9 @@
 // Reading Redis' own counters: INFO commandstats, INFO memory, SLOWLOG.
 
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 /** Parses `INFO commandstats` into { command: { calls, usec } }. */
 export async function commandStats(client) {
   const text = await client.info('commandstats');
@@ -46,4 +50,85 @@ export function countCommands(diff) {
 export async function usedMemory(client) {
   const text = await client.info('memory');
   return Number(/^used_memory:(\d+)/m.exec(text)[1]);
+}
+
+/**
+ * waitgate's scripts by SHA-1, read from the built package this bench imports
+ * (dist/, generated from lua/): { sha1: name }. EVALSHA names its script by SHA-1 only.
+ */
+export function waitgateScriptShas() {
+  const entry = fileURLToPath(import.meta.resolve('waitgate'));
+  const dir = dirname(entry);
+  const names = {};
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.js'))) {
+    const text = readFileSync(join(dir, file), 'utf8');
+    for (const m of text.matchAll(/(\w+): \{\s*"numberOfKeys": \d+,\s*"readOnly": (?:true|false),\s*"sha1": "([0-9a-f]{40})"/g)) names[m[2]] = m[1];
+  }
+  return names;
+}
+
+const SCRIPT_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
+
+/**
+ * Records the duration of every command Redis runs, from SLOWLOG: `start()` sets
+ * slowlog-log-slower-than (µs; 0 logs every command) and a long slowlog, `drain()`
+ * reads and empties it atomically (MULTI: SLOWLOG GET -1, SLOWLOG RESET) and returns
+ * the client commands as { id, at, us, command, script, keys, tag, inner } (`script`:
+ * the waitgate script's name for EVALSHA of one of waitgate's scripts, 'EVAL (first
+ * run: sent whole)' for a script sent whole (ioredis after NOSCRIPT), null for a plain command; `tag`: the hash tag of the first key,
+ * `{waitgate:<name>}`; `inner`: the commands the script ran, { command, us }, which
+ * SLOWLOG lists apart). `us` is wall time in Redis, including any time Redis waited
+ * for a CPU.
+ * Drain often enough that the log never fills: `overflowed` counts drains that
+ * came back full (entries may have been lost).
+ */
+export function slowlogRecorder(control, { slowerThanUs = 0, maxLen = 200_000 } = {}) {
+  const shas = waitgateScriptShas();
+  let saved = null;
+  const recorder = {
+    overflowed: 0,
+    async start() {
+      saved = { slower: (await control.config('GET', 'slowlog-log-slower-than'))[1], len: (await control.config('GET', 'slowlog-max-len'))[1] };
+      await control.config('SET', 'slowlog-max-len', String(maxLen));
+      await control.config('SET', 'slowlog-log-slower-than', String(slowerThanUs));
+      await control.slowlog('RESET');
+    },
+    async stop() {
+      if (!saved) return;
+      await control.config('SET', 'slowlog-log-slower-than', saved.slower);
+      await control.config('SET', 'slowlog-max-len', saved.len);
+      saved = null;
+    },
+    async drain() {
+      const [[, raw]] = await control.multi().slowlog('GET', -1).slowlog('RESET').exec();
+      if (raw.length >= maxLen) recorder.overflowed++;
+      // Oldest first. Commands a script ran are logged too, before the script itself, with
+      // the client '?:0': they are attached to that script's entry as `inner`.
+      const entries = [];
+      let inner = [];
+      for (const [id, at, us, args, clientAddr] of raw.reverse()) {
+        const command = String(args[0] ?? '').toLowerCase();
+        if (clientAddr === '?:0') {
+          inner.push({ command, us: Number(us) });
+          continue;
+        }
+        const isScript = SCRIPT_COMMANDS.has(command);
+        const numKeys = isScript ? Number(args[2]) || 0 : 0;
+        const keys = isScript ? args.slice(3, 3 + numKeys).map(String) : args.slice(1, 2).map(String);
+        const script = !isScript ? null : command.startsWith('evalsha') ? (shas[String(args[1])] ?? `unknown ${String(args[1]).slice(0, 12)}`) : command.startsWith('eval') ? 'EVAL (first run: sent whole)' : 'FCALL';
+        const tag = /^(\{[^}]*\})/.exec(keys[0] ?? '')?.[1] ?? null;
+        entries.push({ id: Number(id), at: Number(at), us: Number(us), command, script, keys, tag, inner: isScript ? inner : [] });
+        inner = [];
+      }
+      return entries;
+    },
+  };
+  return recorder;
+}
+
+/** CPU time (user + system, µs) of Redis' main thread so far (INFO cpu, Redis 7+). */
+export async function redisMainThreadCpuUs(client) {
+  const text = await client.info('cpu');
+  const get = (name) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(text)?.[1] ?? NaN);
+  return Math.round((get('used_cpu_user_main_thread') + get('used_cpu_sys_main_thread')) * 1e6);
 }

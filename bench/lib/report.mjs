@@ -28,6 +28,20 @@ export function checkTargets(r) {
     t['READY within one polling interval (members later)'] = { value: p.ready.slowerThanOneInterval, max: 0 };
     t['READY on the first poll after admission (members not)'] = { value: p.ready.admitted - p.ready.firstPollAfterAdmissionWasReady, max: 0 };
   }
+  if (r.opening) {
+    const o = r.opening;
+    t['opening: no waitgate script call > 50 ms (ms, whole run)'] = { value: o.longestScriptCall?.ms, max: 50 };
+    t['opening: first admit() 1M / 10k, Redis time (about the same)'] = { value: o.firstAdmitRatio.redis, max: 1.25 };
+    t['opening: first admit() 1M / 10k, wall time (about the same)'] = { value: o.firstAdmitRatio.wall, max: 1.25 };
+    t['opening: admitted order = drawOrder (mismatches)'] = { value: o.drawOrder.mismatches, max: 0 };
+  }
+  if (r.pollingShuffle) {
+    const p = r.pollingShuffle;
+    t['drawn pre-queue: rank within 1% after the opening (max rel., caches from enters)'] = { value: p.accuracyBeforeLeaves.maxRelError, max: 0.01 };
+    if (p.accuracyFreshCaches) t['drawn pre-queue: rank within 1% after the opening (max rel., fresh caches)'] = { value: p.accuracyFreshCaches.maxRelError, max: 0.01 };
+    t[`drawn pre-queue: rank within 1% after leaves (max rel., ${p.preQueue?.pollThrough === 'enter' ? 'caches from enters' : 'fresh caches'})`] = { value: p.accuracyAfterLeaves.maxRelError, max: 0.01 };
+    t['drawn pre-queue: <= 0.05 Redis calls per poll (sticky routing)'] = { value: p.sticky.redisScriptCallsPerPoll, max: 0.05 };
+  }
   for (const v of Object.values(t)) v.met = v.value !== null && v.value !== undefined && (v.need !== undefined ? v.value >= v.need : v.value <= v.max);
   return t;
 }
@@ -67,6 +81,38 @@ export function printReport(r, log) {
     log(`  ranks, ${b.left} left: mean rel. error ${fmt(b.meanRelError * 100, 3)}%, p99 ${fmt(b.p99RelError * 100, 2)}%, max ${fmt(b.maxRelError * 100, 2)}% (exact ${b.maxRelErrorAt?.exact}, reported ${b.maxRelErrorAt?.reported}); within 1%: ${fmt(b.within1Percent * 100, 2)}% of members; max abs error ${b.maxAbsError}`);
     for (const [band, v] of Object.entries(b.byExactRank)) log(`    exact rank ${pad(band, 10)} ${lpad(v.members, 6)} members: mean ${fmt(v.mean * 100, 3)}%, max ${fmt(v.max * 100, 2)}%`);
     log(`  READY: ${p.ready.admitted} admitted, ${p.ready.firstPollAfterAdmissionWasReady} READY on the first poll after admission, ${p.ready.slowerThanOneInterval} later than one interval (+20% jitter); admission->READY p50 ${p.ready.latencyMs.p50} ms, p99 ${p.ready.latencyMs.p99} ms, max ${p.ready.latencyMs.max} ms`);
+  }
+  if (r.opening) {
+    const o = r.opening;
+    const sizes = o.settings.sizes.map((n) => Number(n));
+    const [small, big] = [Math.min(...sizes), Math.max(...sizes)];
+    log(`\nScheduled shuffled opening: ${big.toLocaleString('en-US')} vs ${small.toLocaleString('en-US')} pre-queued, ${o.settings.rounds} interleaved rounds, admitBurst ${o.settings.admitBurst}, rate ${o.settings.admitRatePerSecond}/s`);
+    log(`${pad('pre-queued', 12)}${lpad('first admit() wall ms', 24)}${lpad('Redis us (SLOWLOG)', 20)}${lpad('Redis CPU us', 14)}${lpad('admitted', 10)}${lpad('calls', 7)}`);
+    for (const n of [big, small]) {
+      const f = o.firstAdmit[n];
+      log(`${pad(n.toLocaleString('en-US'), 12)}${lpad(fmt(f.wallMsMedian, 2), 24)}${lpad(fmt(f.redisUsMedian), 20)}${lpad(fmt(f.redisCpuUsMedian), 14)}${lpad(f.admitted, 10)}${lpad(f.scriptCalls, 7)}`);
+    }
+    log(`  ratio ${big.toLocaleString('en-US')} / ${small.toLocaleString('en-US')} (median of per-round ratios): wall ${fmt(o.firstAdmitRatio.wall, 2)}, Redis time ${fmt(o.firstAdmitRatio.redis, 2)}, Redis CPU ${fmt(o.firstAdmitRatio.redisCpu, 2)}`);
+    const l = o.longestScriptCall;
+    if (l) log(`  longest waitgate script call: ${l.script} ${fmt(l.ms, 2)} ms (${l.phase}; its ${l.innerCommands} commands took ${l.innerUs} us; Redis waited ${l.phaseRedisRunQueueWaitUs === null ? '?' : fmt(l.phaseRedisRunQueueWaitUs / 1000, 0)} ms for a CPU in that phase)`);
+    log(`  ${pad('script', 16)}${lpad('calls', 8)}${lpad('median us', 11)}${lpad('p99 us', 9)}${lpad('max us', 9)}  phase of the max`);
+    for (const [name, v] of Object.entries(o.scripts)) log(`  ${pad(name, 16)}${lpad(v.calls, 8)}${lpad(fmt(v.medianUs), 11)}${lpad(fmt(v.p99Us), 9)}${lpad(fmt(v.maxUs), 9)}  ${v.maxPhase}`);
+    log(`  draw order: ${o.drawOrder.admittedChecked} admitted checked against drawOrder, ${o.drawOrder.mismatches} out of place; Lua draw vs the bench's ${o.drawOrder.luaDrawMismatches} different; seed hidden before / published after, commitment: ${o.drawOrder.commitmentsOk}; newcomers behind the pre-queue: ${o.drawOrder.newcomersBehind}`);
+  }
+  if (r.pollingShuffle) {
+    const p = r.pollingShuffle;
+    log(`\nPolling after a shuffled opening: ${p.settings.members.toLocaleString('en-US')} pre-queued, ${p.settings.instances} instances, positionCache (refresh ${p.settings.refreshMs} ms, exactBelowRank ${p.settings.positionCache.exactBelowRank})`);
+    const rows = [
+      ['after the opening, caches from the enters', p.accuracyBeforeLeaves],
+      ['after the opening, fresh caches', p.accuracyFreshCaches],
+      [`after ${p.accuracyAfterLeaves.left} left (polling phase, ${p.preQueue?.pollThrough === 'enter' ? 'caches from the enters' : 'fresh caches'})`, p.accuracyAfterLeaves],
+    ];
+    for (const [label, a] of rows) {
+      if (!a) continue;
+      log(`  ${label}: ${a.compared} compared; mean ${fmt(a.meanRelError * 100, 3)}%, p99 ${fmt(a.p99RelError * 100, 2)}%, max ${fmt(a.maxRelError * 100, 2)}% (exact ${a.maxRelErrorAt?.exact}, reported ${a.maxRelErrorAt?.reported}); within 1%: ${fmt(a.within1Percent * 100, 2)}%`);
+      for (const [band, v] of Object.entries(a.byExactRank)) log(`    exact rank ${pad(band, 10)} ${lpad(v.members, 6)} members: mean ${fmt(v.mean * 100, 3)}%, p99 ${fmt(v.p99 * 100, 2)}%, max ${fmt(v.max * 100, 2)}%`);
+    }
+    log(`  sticky routing: ${fmt(p.sticky.redisScriptCallsPerPoll, 4)} Redis script calls per poll; READY: ${p.ready.admitted} admitted, ${p.ready.slowerThanOneInterval} later than one interval`);
   }
   if (r.targets) {
     log('\nTargets');

@@ -24,7 +24,8 @@ const newToken = () => randomBytes(32).toString('base64url');
 function defineOperations({ wg, naive, floor, control, floorSha, pkg = waitgate, tag = '' }) {
   const { RedisStore, WaitingQueue } = pkg;
   const store = new RedisStore({ client: wg });
-  const queueOf = (name, extra = {}) => new WaitingQueue({ store, name, operationTimeoutMs: OPERATION_TIMEOUT_MS, ...extra });
+  // Abandonment off: members are bulk-loaded without signs of life (its costs are measured in presence.mjs).
+  const queueOf = (name, extra = {}) => new WaitingQueue({ store, name, operationTimeoutMs: OPERATION_TIMEOUT_MS, abandonAfterSeconds: null, ...extra });
   const floorCall = () => floor.evalsha(floorSha, 0);
   // The floor with the call's shape: the same trivial script, sent with the keys and
   // arguments that waitgate's script for that operation takes (keys of one queue, a

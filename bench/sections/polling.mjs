@@ -2,6 +2,15 @@
 // positionCache on), several app instances (one WaitingQueue + ioredis client each).
 // Measures Redis calls per poll, reported rank vs exact ZRANK, and how soon an admitted
 // member sees READY.
+//
+// With `preQueue: { shuffle: true }` (the polling-shuffle section) the crowd enters a
+// shuffled pre-queue instead (setControls({ opensAt: 10 min ahead, shuffle: true })
+// first, so every member's score is pb + its draw: not consecutive, in random order of
+// arrival), the opening is then moved to `leadMs` ahead and passes, and everything
+// after is as for the FIFO crowd. Ranks are compared three times: right after the
+// opening with the caches the members' enters left (how an app runs), with fresh
+// instances that learned each member from one exact poll after the opening (the
+// interpolation over drawn scores alone), and after the polling phase (leaves).
 
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -20,19 +29,30 @@ const WAITING = 0;
 const READY = 1;
 const LEFT = 2;
 
-export async function runPolling({ url, members: N = 100_000, instances: K = 4, phaseSeconds = 20, randomPhaseSeconds = 8, leaveFraction = 0.05, admitRatePerSecond = 50, cacheOptions = true, log = console.log }) {
+export async function runPolling({ url, members: N = 100_000, instances: K = 4, phaseSeconds = 20, randomPhaseSeconds = 8, leaveFraction = 0.05, admitRatePerSecond = 50, cacheOptions = true, preQueue = null, log = console.log }) {
   const clients = Array.from({ length: K }, () => new Redis(url, { maxRetriesPerRequest: 1 }));
   const control = new Redis(url, { maxRetriesPerRequest: 1 });
-  const stores = clients.map((client) => countingStore(new RedisStore({ client })));
-  const queues = stores.map((store) => new WaitingQueue({ store, name: NAME, admitRatePerSecond, positionCache: cacheOptions, operationTimeoutMs: 10_000 }));
+  const instancesOf = () => {
+    const stores = clients.map((client) => countingStore(new RedisStore({ client })));
+    return { stores, queues: stores.map((store) => new WaitingQueue({ store, name: NAME, admitRatePerSecond, positionCache: cacheOptions, operationTimeoutMs: 10_000, abandonAfterSeconds: null })) };
+  };
+  // let: with a pre-queue, the polling phase may run on fresh instances (preQueue.pollThrough).
+  let { stores, queues } = instancesOf();
   const refreshMs = queues[0].config.positionCache.refreshMs;
   const memberIds = ids('m', 0, N);
   const index = new Map(memberIds.map((id, i) => [id, i]));
   const home = (i) => queues[i % K];
-  const out = { settings: { members: N, instances: K, phaseSeconds, leaveFraction, admitRatePerSecond, admitters: K, refreshMs, positionCache: queues[0].config.positionCache, jitter: JITTER, pollingIntervals: queues[0].config.pollingIntervals } };
+  const out = { settings: { members: N, instances: K, phaseSeconds, leaveFraction, admitRatePerSecond, admitters: K, refreshMs, positionCache: queues[0].config.positionCache, jitter: JITTER, pollingIntervals: queues[0].config.pollingIntervals, preQueue } };
+  // Rank bands of the accuracy tables: below exactBelowRank (1,000 by default) a rank is looked up exactly.
+  const bands = preQueue ? [queues[0].config.positionCache.exactBelowRank, 10_000] : [100, 1000, 10_000];
+  const redisNow = async () => {
+    const [s, us] = await control.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  };
 
   try {
     await control.flushall();
+    if (preQueue) await queues[0].setControls({ opensAt: (await redisNow()) + 600_000, shuffle: Boolean(preQueue.shuffle) });
     // 1. The crowd enters, each member through its home instance (sticky routing).
     const t0 = performance.now();
     const interval = new Float64Array(N);
@@ -41,11 +61,33 @@ export async function runPolling({ url, members: N = 100_000, instances: K = 4, 
       interval[i] = p.pollingIntervalSeconds;
     });
     out.enterSeconds = round((performance.now() - t0) / 1000, 1);
-    log(`  ${N.toLocaleString('en-US')} members entered through ${K} instances in ${out.enterSeconds} s`);
+    log(`  ${N.toLocaleString('en-US')} members entered through ${K} instances in ${out.enterSeconds} s${preQueue ? ` (a ${preQueue.shuffle ? 'shuffled' : 'FIFO'} pre-queue)` : ''}`);
+    if (preQueue) {
+      const k = `{waitgate:${NAME}}`;
+      const [pb, sb] = (await control.hmget(`${k}:meta`, 'pb', 'sb')).map(Number);
+      out.preQueue = { preQueued: await control.zcount(`${k}:waiting`, pb, `(${sb}`), pb, sb };
+      // The opening: moved to leadMs ahead (moving a pending draw's opening keeps the draw).
+      const opensAt = (await redisNow()) + (preQueue.leadMs ?? 300);
+      await queues[0].setControls({ opensAt });
+      while ((await redisNow()) < opensAt) await sleep(10);
+      log(`  opened: ${out.preQueue.preQueued.toLocaleString('en-US')} pre-queued members`);
+    }
 
-    // 2. Nobody left yet: the estimated ranks must be exact.
-    out.accuracyBeforeLeaves = await compareRanks({ control, memberIds, pick: (i) => home(i), alive: () => true });
-    log(`  ranks before anyone left: max error ${out.accuracyBeforeLeaves.maxAbsError} (exact: ${out.accuracyBeforeLeaves.maxAbsError === 0})`);
+    // 2. Nobody left yet: FIFO, the estimated ranks must be exact; a drawn pre-queue's scores are not evenly spread, so there the interpolation errs.
+    out.accuracyBeforeLeaves = await compareRanks({ control, memberIds, pick: (i) => home(i), alive: () => true, bands });
+    log(`  ranks before anyone left${preQueue ? ' (caches from the enters)' : ''}: max error ${out.accuracyBeforeLeaves.maxAbsError} (exact: ${out.accuracyBeforeLeaves.maxAbsError === 0}), max rel. ${(out.accuracyBeforeLeaves.maxRelError * 100).toFixed(2)}%, p99 ${(out.accuracyBeforeLeaves.p99RelError * 100).toFixed(2)}%`);
+    if (preQueue) {
+      // The same with fresh instances: each learns a member from one exact poll after the opening.
+      const fresh = instancesOf();
+      await forEachConcurrent(N, 256, (i) => fresh.queues[i % K].position(memberIds[i]));
+      out.accuracyFreshCaches = await compareRanks({ control, memberIds, pick: (i) => fresh.queues[i % K], alive: () => true, bands });
+      out.accuracyFreshCaches.note = 'fresh instances, each member learned from one exact poll after the opening; nobody left or admitted';
+      log(`  ranks, fresh caches (learned after the opening): max rel. error ${(out.accuracyFreshCaches.maxRelError * 100).toFixed(2)}%, p99 ${(out.accuracyFreshCaches.p99RelError * 100).toFixed(2)}%, mean ${(out.accuracyFreshCaches.meanRelError * 100).toFixed(3)}%`);
+      // The polling phase runs on the fresh instances unless told otherwise: the caches
+      // the enters left hold ranks from before the draw was complete (see the report).
+      out.preQueue.pollThrough = preQueue.pollThrough ?? 'fresh';
+      if (out.preQueue.pollThrough === 'fresh') ({ stores, queues } = fresh);
+    }
 
     // 3. The crowd polls at the hinted intervals while every instance runs an admitter and some members leave.
     const state = new Uint8Array(N); // WAITING / READY / LEFT
@@ -174,7 +216,7 @@ export async function runPolling({ url, members: N = 100_000, instances: K = 4, 
 
     // 4. After members left: estimated vs exact ranks (admitters stopped, snapshots refreshed).
     await sleep(refreshMs + 50);
-    out.accuracyAfterLeaves = await compareRanks({ control, memberIds, pick: (i) => home(i), alive: (i) => state[i] === WAITING });
+    out.accuracyAfterLeaves = await compareRanks({ control, memberIds, pick: (i) => home(i), alive: (i) => state[i] === WAITING, bands });
     out.accuracyAfterLeaves.left = leavers.filter((i) => state[i] === LEFT).length;
     log(`  ranks after ${out.accuracyAfterLeaves.left} left: mean rel. error ${(out.accuracyAfterLeaves.meanRelError * 100).toFixed(3)}%, max ${(out.accuracyAfterLeaves.maxRelError * 100).toFixed(2)}% (rank ${out.accuracyAfterLeaves.maxRelErrorAt.exact})`);
 
@@ -206,13 +248,14 @@ function summarizePhase({ statsBefore, statsAfter, countsBefore, countsAfter, po
   const { scripts, all } = countCommands(diff);
   const calls = countsAfter.map((c, i) => diffCounts(countsBefore[i], c));
   const sum = (m) => calls.reduce((a, c) => a + (c[m] ?? 0), 0);
-  const pollCalls = sum('position') + sum('queueSnapshot');
+  // touch: signs of life of the members polled (builds with abandonAfterSeconds), also caused by polls.
+  const pollCalls = sum('position') + sum('queueSnapshot') + sum('touch');
   const otherCalls = sum('admit') + sum('leave') + sum('enter') + sum('stats');
   return {
     seconds: round(seconds, 1),
     polls,
     pollsPerSecond: round(polls / seconds, 0),
-    storeCalls: { position: sum('position'), queueSnapshot: sum('queueSnapshot'), admit: sum('admit'), leave: sum('leave') },
+    storeCalls: { position: sum('position'), queueSnapshot: sum('queueSnapshot'), touch: sum('touch'), admit: sum('admit'), leave: sum('leave') },
     pollStoreCallsPerPoll: round(pollCalls / polls, 4),
     // Redis' own count: EVAL/EVALSHA calls in the phase, minus the admit and leave calls (counted in process).
     redisScriptCallsPerPoll: round((scripts - otherCalls) / polls, 4),
@@ -223,7 +266,7 @@ function summarizePhase({ statsBefore, statsAfter, countsBefore, countsAfter, po
 }
 
 /** Estimated rank (home instance's position()) vs exact ZRANK for every member still waiting. */
-async function compareRanks({ control, memberIds, pick, alive }) {
+async function compareRanks({ control, memberIds, pick, alive, bands = [100, 1000, 10_000] }) {
   const key = `{waitgate:${NAME}}:waiting`;
   const errors = [];
   let maxAbs = 0;
@@ -255,17 +298,27 @@ async function compareRanks({ control, memberIds, pick, alive }) {
         maxRelAt = { exact: e, reported: p.rank };
       }
       if (rel <= 0.01) within1++;
-      const band = e < 100 ? '<100' : e < 1000 ? '100-999' : e < 10_000 ? '1000-9999' : '>=10000';
-      const b = (relByBand[band] ??= { members: 0, max: 0, sum: 0 });
+      const at = bands.findIndex((limit) => e < limit);
+      const band = at === 0 ? `<${bands[0]}` : at === -1 ? `>=${bands[bands.length - 1]}` : `${bands[at - 1]}-${bands[at] - 1}`;
+      const b = (relByBand[band] ??= { members: 0, max: 0, sum: 0, errors: [], maxAt: null });
       b.members++;
       b.sum += rel;
-      b.max = Math.max(b.max, rel);
+      b.errors.push(rel);
+      if (rel > b.max) {
+        b.max = rel;
+        b.maxAt = { exact: e, reported: p.rank };
+      }
     });
   }
-  for (const b of Object.values(relByBand)) {
+  // In rank order.
+  const labels = [`<${bands[0]}`, ...bands.slice(1).map((limit, i) => `${bands[i]}-${limit - 1}`), `>=${bands[bands.length - 1]}`];
+  const byBand = Object.fromEntries(labels.filter((l) => relByBand[l]).map((l) => [l, relByBand[l]]));
+  for (const b of Object.values(byBand)) {
     b.mean = round(b.sum / b.members, 5);
+    b.p99 = round(quantileSorted(b.errors.sort((x, y) => x - y), 0.99), 5);
     b.max = round(b.max, 5);
     delete b.sum;
+    delete b.errors;
   }
   const sorted = errors.sort((a, b) => a - b);
   return {
@@ -277,6 +330,6 @@ async function compareRanks({ control, memberIds, pick, alive }) {
     maxRelError: round(maxRel, 5),
     maxRelErrorAt: maxRelAt,
     within1Percent: round(within1 / Math.max(1, errors.length), 5),
-    byExactRank: relByBand,
+    byExactRank: byBand,
   };
 }
