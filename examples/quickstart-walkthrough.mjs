@@ -19,7 +19,9 @@ export async function walkThrough(queue) {
   console.log('1. Five members enter');
   for (const member of MEMBERS) {
     const p = await queue.enter(member);
-    console.log(`  ${member}: ${p.status}, rank ${p.rank} of ${p.currentTotalWaitingCount}, ~${p.estimatedWaitSeconds} s, poll every ${p.pollingIntervalSeconds} s`);
+    console.log(
+      `  ${member}: ${p.status}, rank ${p.rank} of ${p.currentTotalWaitingCount}, ~${p.estimatedWaitSeconds} s, poll every ${p.pollingIntervalSeconds} s`,
+    );
   }
   const again = await queue.enter('alice');
   console.log(`  alice enters again: still rank ${again.rank} (enter is idempotent)`);

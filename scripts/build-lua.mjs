@@ -41,7 +41,9 @@ const scripts = readdirSync(luaDir)
   });
 
 const body = scripts
-  .map((s) => `  ${s.name}: ${JSON.stringify({ numberOfKeys: s.numberOfKeys, readOnly: s.readOnly, sha1: s.sha1, lua: s.lua }, null, 4).replace(/\n/g, '\n  ')},`)
+  .map(
+    (s) => `  ${s.name}: ${JSON.stringify({ numberOfKeys: s.numberOfKeys, readOnly: s.readOnly, sha1: s.sha1, lua: s.lua }, null, 4).replace(/\n/g, '\n  ')},`,
+  )
   .join('\n');
 
 writeFileSync(

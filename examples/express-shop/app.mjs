@@ -34,7 +34,12 @@ function requireAdmin(adminToken) {
     res
       .status(403)
       .set(NO_STORE)
-      .json({ error: { code: 'FORBIDDEN', message: expected === null ? 'The operator routes are off: start the shop with ADMIN_TOKEN set.' : 'Send Authorization: Bearer <ADMIN_TOKEN>.' } });
+      .json({
+        error: {
+          code: 'FORBIDDEN',
+          message: expected === null ? 'The operator routes are off: start the shop with ADMIN_TOKEN set.' : 'Send Authorization: Bearer <ADMIN_TOKEN>.',
+        },
+      });
   };
 }
 
@@ -43,7 +48,10 @@ function sendControlsError(res, error) {
   // A bad patch is the operator's input: 400 with what is wrong. The one config error that is
   // not about the patch (a store without runtime controls) stays the server's fault (500).
   if (isWaitgateError(error) && error.code === 'CONFIG_INVALID' && error.option !== 'store') {
-    return res.status(400).set(NO_STORE).json({ error: { code: 'CONFIG_INVALID', message: error.message } });
+    return res
+      .status(400)
+      .set(NO_STORE)
+      .json({ error: { code: 'CONFIG_INVALID', message: error.message } });
   }
   const answer = toHttpResponse(error);
   if (!answer) throw error;
@@ -78,7 +86,10 @@ export function createShop({ queue, db, adminToken }) {
   });
   admin.post('/controls', express.json({ limit: '4kb' }), async (req, res) => {
     if (!req.is('application/json')) {
-      return res.status(415).set(NO_STORE).json({ error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the patch as JSON (Content-Type: application/json).' } });
+      return res
+        .status(415)
+        .set(NO_STORE)
+        .json({ error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the patch as JSON (Content-Type: application/json).' } });
     }
     try {
       res.set(NO_STORE).json(await queue.setControls(req.body));
@@ -90,7 +101,10 @@ export function createShop({ queue, db, adminToken }) {
   admin.use((error, _req, res, next) => {
     const status = Number(error?.status);
     if (!(status >= 400 && status < 500)) return next(error);
-    res.status(status).set(NO_STORE).json({ error: { code: 'BAD_REQUEST', message: error.expose ? error.message : 'The request body could not be read.' } });
+    res
+      .status(status)
+      .set(NO_STORE)
+      .json({ error: { code: 'BAD_REQUEST', message: error.expose ? error.message : 'The request body could not be read.' } });
   });
   app.use('/admin', admin);
 

@@ -48,7 +48,9 @@ export function placeOrder(db, { memberId, productId, tokenId }) {
     if (taken.changes === 0) throw new OutOfStockError(`product ${productId} is sold out`);
     try {
       const { lastInsertRowid } = db.prepare('INSERT INTO orders (member_id, product_id, token_id) VALUES (?, ?, ?)').run(memberId, productId, tokenId);
-      return db.prepare('SELECT id, member_id AS memberId, product_id AS productId, token_id AS tokenId, created_at AS createdAt FROM orders WHERE id = ?').get(lastInsertRowid);
+      return db
+        .prepare('SELECT id, member_id AS memberId, product_id AS productId, token_id AS tokenId, created_at AS createdAt FROM orders WHERE id = ?')
+        .get(lastInsertRowid);
     } catch (error) {
       if (error?.code === 'SQLITE_CONSTRAINT_UNIQUE') throw new AlreadyOrderedError('this entry token already placed an order');
       throw error;

@@ -31,14 +31,18 @@ const queue = new WaitingQueue({
 queue.on('error', (error) => console.error('[waitgate]', error.message));
 queue.on('warning', (warning) => console.warn('[waitgate]', warning.message));
 // The operator changed the controls through /admin/controls: one line in the log.
-queue.on('controls', ({ version, mode, message, opensAt, shuffle }) => console.log('[waitgate] controls', JSON.stringify({ version, mode, message, opensAt, shuffle })));
+queue.on('controls', ({ version, mode, message, opensAt, shuffle }) =>
+  console.log('[waitgate] controls', JSON.stringify({ version, mode, message, opensAt, shuffle })),
+);
 
 const db = openDatabase(process.env.SHOP_DB ?? ':memory:');
 const admitter = queue.startAdmitter({ intervalMs: 500 });
 const shoppers = demo ? startSimulatedShoppers({ queue, db, count: 8 }) : null;
 const adminToken = process.env.ADMIN_TOKEN || undefined;
 const server = createShop({ queue, db, adminToken }).listen(port, () => {
-  console.log(`waitgate example shop on http://localhost:${port} (${process.env.REDIS_URL ? 'Redis' : 'memory'} store${demo ? ', demo mode' : ''}${adminToken ? ', operator routes on' : ''})`);
+  console.log(
+    `waitgate example shop on http://localhost:${port} (${process.env.REDIS_URL ? 'Redis' : 'memory'} store${demo ? ', demo mode' : ''}${adminToken ? ', operator routes on' : ''})`,
+  );
 });
 
 async function shutdown() {

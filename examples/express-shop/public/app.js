@@ -36,7 +36,11 @@ function formatSeconds(seconds) {
 
 // The operator's banner: paused (the member keeps its place) or closed (nobody is let in).
 const NOTICES = {
-  paused: { title: 'The sale is paused', fallback: 'We will be back shortly.', hint: 'You keep your place in line. This page carries on by itself when the sale resumes.' },
+  paused: {
+    title: 'The sale is paused',
+    fallback: 'We will be back shortly.',
+    hint: 'You keep your place in line. This page carries on by itself when the sale resumes.',
+  },
   closed: { title: 'The sale is closed', fallback: 'Nobody more is being let in for now.', hint: 'You keep your place in line in case the sale reopens.' },
 };
 
@@ -123,7 +127,8 @@ async function order(entryToken, product) {
     return;
   }
   $('[data-testid="result"]').textContent = body.error?.message ?? `The order failed (HTTP ${response.status}).`;
-  if (body.error?.code === 'OUT_OF_STOCK') await showProducts(entryToken); // the token is still ours
+  if (body.error?.code === 'OUT_OF_STOCK')
+    await showProducts(entryToken); // the token is still ours
   else $('#admitted').hidden = true;
 }
 
