@@ -72,7 +72,10 @@ if mode ~= 'open' then
   -- Closed and passthrough treat a new member differently: find out first whether it waits.
   if redis.call('ZSCORE', KEYS[1], member) then return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected)) end
   if mode == 'closed' then return { QUEUE_CLOSED, meta[C + 1] or false } end
-  if mode == 'passthrough' then
+  -- Passthrough lets a new member through, except before a scheduled opening: then it
+  -- joins the pre-queue like everyone before it (nobody jumps the early arrivals).
+  local opensAt = tonumber(meta[C + 2])
+  if mode == 'passthrough' and not (opensAt and now < opensAt) then
     if freshToken == '' or not ttl or ttl <= 0 then return { NEED_TOKEN } end
     -- Let through at once: a token, as admission would issue it, without the bucket or maxActive.
     local issued = { tokenExp = now + ttl, claimExp = 0, claimId = '', token = freshToken, pickupBy = 0 }

@@ -25,11 +25,16 @@
           bucket, no maxActive place; the next members are popped in its stead (at
           most MAX_DROPS dropped a call)
   ARGV[9] pickupTimeout (ms; -1: none): a token nobody reads within it is dropped
-  ARGV[10..] fresh tokens, one per member that may be admitted: the caller sends
+  ARGV[10] drops per second (-1: no limit): a bucket in meta (dt/dts, one second's worth)
+          shared by every instance, so that drops never move the line faster than a
+          live member far back can be seen (see src/waiting-queue.ts, presence head);
+          a dead member met with the bucket empty stays at the head, and the call stops
+          there (FIFO: nobody behind it is admitted first)
+  ARGV[11..] fresh tokens, one per member that may be admitted: the caller sends
           about as many as it expects to be admittable, not the whole burst
 
   Returns { expiresAtMs, activeAfter, generation, admittable, droppedCount, dropped1, ...,
-  member1, member2, ... }; member i got ARGV[9 + i]. admittable: how many this call could have admitted
+  member1, member2, ... }; member i got ARGV[10 + i]. admittable: how many this call could have admitted
   with enough tokens (bucket, burst, maxActive room and members waiting, before
   it); when it exceeds the tokens sent the caller may call again for the rest.
   Or { STATE_LOST }.
@@ -46,16 +51,16 @@
 --- @include "newGeneration"
 --- @include "admissionWindow"
 
-local FIRST_TOKEN = 10
+local FIRST_TOKEN = 11
 local MAX_DROPS = 1000
 local PASSTHROUGH_BATCH = 2000
 local ADMIT_ID_MEMORY_MS = 300000
 local expected = ARGV[1]
 local rate, burst, maxActive = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local ttl, windowMs, admitId = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
-local abandonAfter, pickupTimeout = tonumber(ARGV[8]), tonumber(ARGV[9])
+local abandonAfter, pickupTimeout, dropRate = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 if not (expected and rate and rate > 0 and burst and burst >= 1 and maxActive and ttl and ttl > 0
-        and windowMs and windowMs > 0 and admitId and admitId ~= '' and abandonAfter and pickupTimeout) then
+        and windowMs and windowMs > 0 and admitId and admitId ~= '' and abandonAfter and pickupTimeout and dropRate) then
   return redis.error_reply('ERR waitgate: bad admit arguments')
 end
 local now = nowMs()
@@ -115,23 +120,51 @@ local n = math.min(admittable, #ARGV - FIRST_TOKEN + 1)
 -- near the head) are dropped at no cost to the bucket or maxActive.
 local admitted, dropped = {}, {}
 local tracking = abandonAfter >= 0 and not passthrough
-local function forgetSeen(ids, from, to)
-  for first = from, to, CHUNK do redis.call('HDEL', KEYS[7], unpack(ids, first, math.min(first + CHUNK - 1, to))) end
+-- The drop bucket: one second's worth of drops, refilled at dropRate (shared by every instance).
+local dropBudget = MAX_DROPS
+local dropTokens, dropRefilledAt
+if tracking and dropRate >= 0 then
+  local d = redis.call('HMGET', KEYS[5], 'dt', 'dts')
+  local capacity = math.max(1, dropRate)
+  dropTokens, dropRefilledAt = tonumber(d[1]) or capacity, tonumber(d[2]) or now
+  if now > dropRefilledAt then
+    dropTokens = math.min(capacity, dropTokens + (now - dropRefilledAt) * dropRate / 1000)
+    dropRefilledAt = now
+  end
+  dropBudget = math.min(MAX_DROPS, math.floor(dropTokens + 1e-9))
 end
-while #admitted < n and #dropped < MAX_DROPS do
+local blocked = false
+while #admitted < n and not blocked do
   local popped = redis.call('ZPOPMIN', KEYS[1], n - #admitted)
   if #popped == 0 then break end
   local ids = {}
   for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
-  for first = 1, #ids, CHUNK do
-    local last = math.min(first + CHUNK - 1, #ids)
-    local seenAt = tracking and redis.call('HMGET', KEYS[7], unpack(ids, first, last)) or {}
-    for i = first, last do
-      local at = tonumber(seenAt[i - first + 1])
-      if tracking and (not at or now - at > abandonAfter) then dropped[#dropped + 1] = ids[i] else admitted[#admitted + 1] = ids[i] end
+  local seenAt = {}
+  if tracking then
+    for first = 1, #ids, CHUNK do
+      local values = redis.call('HMGET', KEYS[7], unpack(ids, first, math.min(first + CHUNK - 1, #ids)))
+      for i = 1, #values do seenAt[first + i - 1] = tonumber(values[i]) end
     end
   end
-  forgetSeen(ids, 1, #ids)
+  local decided = #ids
+  for i = 1, #ids do
+    local at = seenAt[i]
+    if tracking and (not at or now - at > abandonAfter) then
+      if #dropped >= dropBudget then
+        -- Out of drops: this member and everyone popped behind it go back, in place.
+        for j = i, #ids do redis.call('ZADD', KEYS[1], popped[2 * j], ids[j]) end
+        decided, blocked = i - 1, true
+        break
+      end
+      dropped[#dropped + 1] = ids[i]
+    else
+      admitted[#admitted + 1] = ids[i]
+    end
+  end
+  for first = 1, decided, CHUNK do redis.call('HDEL', KEYS[7], unpack(ids, first, math.min(first + CHUNK - 1, decided))) end
+end
+if dropTokens then
+  redis.call('HSET', KEYS[5], 'dt', string.format('%.17g', dropTokens - #dropped), 'dts', int(dropRefilledAt))
 end
 n = #admitted
 

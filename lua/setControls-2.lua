@@ -48,6 +48,13 @@ for i = 4, #ARGV, 2 do
   nextValues[ARGV[i]] = value
 end
 
+-- A patch that changes nothing is answered as applied (a re-sent call, even after the
+-- opening it scheduled has passed), writing nothing.
+local changed = false
+for f in pairs(PATCHABLE) do
+  if (nextValues[f] or false) ~= (current[f] or false) then changed = true end
+end
+if not changed then return { CONTROLS_OK, tonumber(current.cv) or 0 } end
 -- What only the store can check: a draw needs an opening in the future, and a pre-queue
 -- that has members keeps its order rule.
 local pendingBefore = tonumber(current.co) ~= nil and now < tonumber(current.co)
@@ -72,11 +79,6 @@ if pendingBefore and shuffleBefore ~= shuffleAfter and current.pb and current.sb
   end
 end
 
-local changed = false
-for f in pairs(PATCHABLE) do
-  if (nextValues[f] or false) ~= (current[f] or false) then changed = true end
-end
-if not changed then return { CONTROLS_OK, tonumber(current.cv) or 0 } end
 if gen == '' then gen = newGeneration(KEYS[2]) end
 
 -- A new schedule (none pending before) starts a new pre-queue band above every score

@@ -1,10 +1,9 @@
 #!lua
 --[[
-  Signs of life, batched: the members an instance answered lately (polls, exact or
-  from its positionCache). A member still waiting has its last-seen time set (only
-  members near the head are sent: the work follows the head of the line, not the
-  crowd); a member holding a token nobody had read yet has it picked up
-  (pickupTimeoutSeconds: it answered READY).
+  What an instance answered lately, batched: signs of life of waiting members near
+  the head (polls, exact or from its positionCache; only those near the head are
+  sent, so the work follows the head of the line, not the crowd), and READY answers,
+  which pick up a token nobody had read yet (pickupTimeoutSeconds).
 
   KEYS[1] waiting  zset member -> entry score
   KEYS[2] tokens   hash member -> token record
@@ -13,7 +12,10 @@
   KEYS[5] meta     hash: gen
 
   ARGV[1] generation the caller knows ('' if none)
-  ARGV[2..] member ids (at most 1,000 a call)
+  ARGV[2] k, the number of members seen waiting
+  ARGV[3 .. 2 + k] members seen waiting: their last sign of life is now, if they still wait
+  ARGV[3 + k ..] members answered READY: their token is picked up, if it still waits for it
+  (at most 1,000 ids a call)
 
   Returns the number of members whose presence or pick-up was recorded, or STATE_LOST.
 ]]
@@ -23,23 +25,25 @@
 --- @include "generation"
 
 local MAX_MEMBERS = 1000
-local expected = ARGV[1]
-if not expected or #ARGV - 1 > MAX_MEMBERS then return redis.error_reply('ERR waitgate: bad touch arguments') end
+local expected, k = ARGV[1], tonumber(ARGV[2])
+if not expected or not k or k < 0 or 2 + k > #ARGV or #ARGV - 2 > MAX_MEMBERS then
+  return redis.error_reply('ERR waitgate: bad touch arguments')
+end
 local now = nowMs()
 if not checkGeneration(KEYS[5], expected) then return STATE_LOST end
 
 local recorded = 0
-for i = 2, #ARGV do
-  local member = ARGV[i]
-  if redis.call('ZSCORE', KEYS[1], member) then
-    redis.call('HSET', KEYS[4], member, now)
+for i = 3, 2 + k do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+    redis.call('HSET', KEYS[4], ARGV[i], now)
     recorded = recorded + 1
-  else
-    local record = parseRecord(redis.call('HGET', KEYS[2], member))
-    if record and record.pickupBy > 0 and deadlineOf(record) > now then
-      pickUp(KEYS[2], KEYS[3], member, record)
-      recorded = recorded + 1
-    end
+  end
+end
+for i = 3 + k, #ARGV do
+  local record = parseRecord(redis.call('HGET', KEYS[2], ARGV[i]))
+  if record and record.pickupBy > 0 and deadlineOf(record) > now then
+    pickUp(KEYS[2], KEYS[3], ARGV[i], record)
+    recorded = recorded + 1
   end
 end
 return recorded

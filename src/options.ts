@@ -150,12 +150,16 @@ const optionsSchema = z
     // (with the client's +20% jitter), twice, plus the presence flush.
     const slowest = Math.max(...options.pollingIntervals.map((tier) => tier.seconds));
     const least = 2 * slowest * 1.2 + 2;
-    if (options.abandonAfterSeconds !== null && options.abandonAfterSeconds < least) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['abandonAfterSeconds'],
-        message: `must be at least ${least} s with these polling intervals (twice the slowest, +20% jitter, +2 s), or null`,
-      });
+    // A token's pick-up is seen through the same polls.
+    for (const option of ['abandonAfterSeconds', 'pickupTimeoutSeconds'] as const) {
+      const value = options[option];
+      if (value !== null && value < least) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [option],
+          message: `must be at least ${least} s with these polling intervals (twice the slowest, +20% jitter, +2 s), or null`,
+        });
+      }
     }
   });
 

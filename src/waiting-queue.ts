@@ -8,7 +8,7 @@ import { EntryTokenError, WaitgateConfigError, isWaitgateError } from './errors.
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache } from './position-cache.js';
-import { Presence } from './presence.js';
+import { PRESENCE_FLUSH_MS, Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { withTimeout } from './store/with-timeout.js';
 import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
@@ -97,7 +97,7 @@ export class WaitingQueue {
     this.#cache = cacheOptions && new PositionCache(() => this.#call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions);
     const tracksPresence = this.#config.abandonAfterMs !== null || this.#config.pickupTimeoutMs !== null;
     this.#presence =
-      tracksPresence && typeof this.#store.touch === 'function' ? new Presence((ids) => this.#call('touch', (s) => s.touch!(this.name, ids))) : null;
+      tracksPresence && typeof this.#store.touch === 'function' ? new Presence((batch) => this.#call('touch', (s) => s.touch!(this.name, batch))) : null;
   }
 
   /** The options in force, defaults applied (times in milliseconds). */
@@ -187,6 +187,18 @@ export class WaitingQueue {
    * this line, and polls, many times before it can be admitted, unless the line
    * moves more than twice as fast as the controls say. Undefined when abandonment is off.
    */
+  /**
+   * The most members dropped per second (over every instance): dropping moves the line
+   * without the bucket, and must not carry it across the presence head before a live
+   * member there is seen: within its polling interval (+20% jitter) and a flush, twice over.
+   */
+  #dropsPerSecond(): number | null {
+    const head = this.#presenceHead();
+    if (head === undefined) return null;
+    const slowest = Math.max(...this.#config.pollingIntervals.map((tier) => tier.seconds));
+    return head / (2 * (slowest * 1.2 + PRESENCE_FLUSH_MS / 1000));
+  }
+
   #presenceHead(): number | undefined {
     const after = this.#config.abandonAfterMs;
     if (after === null) return undefined;
@@ -228,8 +240,14 @@ export class WaitingQueue {
     this.#lastAdmittable = first.admittable ?? c.admitBurst;
     const more = (first.admittable ?? 0) - first.admitted.length;
     if (more > 0) {
-      const second = await this.#admitStep(more);
-      result = { ...second, admitted: [...first.admitted, ...second.admitted] };
+      try {
+        const second = await this.#admitStep(more);
+        result = { ...second, admitted: [...first.admitted, ...second.admitted] };
+      } catch (error) {
+        // The first step's members hold tokens: they are returned and announced; the
+        // second step's failure is reported (a repeat is safe: the bucket bounds it).
+        this[REPORT_ERROR](error instanceof Error ? error : new Error(String(error)));
+      }
     }
     const admissions = result.admitted.map((a) => ({ memberId: a.memberId, entryToken: a.entryToken, expiresAt: a.expiresAt }));
     if (admissions.length > 0) {
@@ -257,6 +275,7 @@ export class WaitingQueue {
         tokens,
         abandonAfterMs: c.abandonAfterMs,
         pickupTimeoutMs: c.pickupTimeoutMs,
+        dropsPerSecond: this.#dropsPerSecond(),
       }),
     );
     this.#presence?.observe(result.expiresAt - c.entryTokenTtlMs);
@@ -399,9 +418,9 @@ export class WaitingQueue {
     }
     if (polled !== undefined && this.#presence) {
       const head = this.#presenceHead();
-      const near = snapshot.status === 'WAITING' && head !== undefined && snapshot.rank !== null && snapshot.rank < head;
-      const readyToPickUp = snapshot.status === 'READY' && this.#config.pickupTimeoutMs !== null;
-      if (near || readyToPickUp) this.#presence.note(polled, snapshot.now);
+      if (snapshot.status === 'WAITING' && head !== undefined && snapshot.rank !== null && snapshot.rank < head)
+        this.#presence.note(polled, 'seen', snapshot.now);
+      if (snapshot.status === 'READY' && this.#config.pickupTimeoutMs !== null) this.#presence.note(polled, 'pickedUp', snapshot.now);
     }
     return buildPosition(snapshot, this.#config.admitRatePerSecond, this.#config.pollingIntervals);
   }

@@ -177,3 +177,28 @@ describe('admit() work', () => {
     expect(sent.length).toBeLessThanOrEqual(2);
   });
 });
+
+describe('admit() when its second step fails', () => {
+  it('returns and announces the members the first step admitted, and reports the failure', async () => {
+    const memory = new MemoryStore();
+    let calls = 0;
+    const store = new Proxy(memory, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (prop === 'admit')
+          return (queue: string, request: AdmitRequest) => (++calls === 2 ? Promise.reject(new Error('connection reset')) : memory.admit(queue, request));
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const queue = new WaitingQueue({ store, admitRatePerSecond: 100, admitBurst: 100 });
+    for (let i = 0; i < 40; i++) await queue.enter(`m${i}`);
+    const errors: Error[] = [];
+    queue.on('error', (e) => errors.push(e));
+    const announced: string[] = [];
+    queue.on('admitted', (ms) => announced.push(...ms.map((m) => m.memberId)));
+    const admitted = await queue.admit(); // the first step sends 16 tokens; the second, for the other 24, fails
+    expect(admitted).toHaveLength(16);
+    expect(announced).toEqual(admitted.map((a) => a.memberId));
+    expect(errors).toHaveLength(1);
+  });
+});

@@ -56,6 +56,8 @@ interface QueueState {
   seen: Map<string, number>;
   /** Members dropped as abandoned since the queue began. */
   abandoned: number;
+  /** The drop bucket (mirrors meta dt/dts), null before the first drop check. */
+  dropBucket: { tokens: number; refilledAt: number } | null;
 }
 
 /** The controls as kept (mirrors lua/includes/controls.lua); undefined: never set. */
@@ -164,7 +166,8 @@ export class MemoryStore implements Store {
     }
     const c = q.controls;
     if (c.mode === 'closed') throw new QueueClosedError(c.message ?? null);
-    if (c.mode === 'passthrough') {
+    // Passthrough lets a new member through, except before a scheduled opening (then it pre-queues).
+    if (c.mode === 'passthrough' && !(c.opensAt !== undefined && now < c.opensAt)) {
       if (options.token === undefined || options.tokenTtlMs === undefined) return { ...this.#snapshot(q, memberId, now), needsToken: true };
       q.tokens.set(memberId, { token: options.token, tokenExp: now + options.tokenTtlMs, claimId: null, claimExp: 0, pickupBy: 0 });
       return this.#snapshot(q, memberId, now);
@@ -214,18 +217,35 @@ export class MemoryStore implements Store {
     // (mirrors lua/popAndIssue-7.lua).
     const abandonAfter = request.abandonAfterMs ?? null;
     const tracking = abandonAfter !== null && !passthrough;
+    // The drop bucket: one second's worth of drops, refilled at dropsPerSecond.
+    const dropRate = request.dropsPerSecond ?? null;
+    let dropBudget = MAX_DROPS;
+    if (tracking && dropRate !== null) {
+      const capacity = Math.max(1, dropRate);
+      const drops = q.dropBucket ?? { tokens: capacity, refilledAt: now };
+      if (now > drops.refilledAt) {
+        drops.tokens = Math.min(capacity, drops.tokens + ((now - drops.refilledAt) * dropRate) / 1000);
+        drops.refilledAt = now;
+      }
+      q.dropBucket = drops;
+      dropBudget = Math.min(MAX_DROPS, Math.floor(drops.tokens + 1e-9));
+    }
     const live: string[] = [];
     const abandoned: string[] = [];
-    while (live.length < n && abandoned.length < MAX_DROPS) {
-      const popped = q.waiting.shift(n - live.length);
-      if (popped.length === 0) break;
-      for (const memberId of popped) {
-        const seenAt = q.seen.get(memberId);
-        if (tracking && (seenAt === undefined || now - seenAt > abandonAfter)) abandoned.push(memberId);
-        else live.push(memberId);
-        q.seen.delete(memberId);
+    while (live.length < n) {
+      const head = q.waiting.head();
+      if (head === null) break;
+      const seenAt = q.seen.get(head);
+      if (tracking && (seenAt === undefined || now - seenAt > abandonAfter)) {
+        if (abandoned.length >= dropBudget) break; // out of drops: it stays at the head, and so does everyone behind it
+        abandoned.push(head);
+      } else {
+        live.push(head);
       }
+      q.waiting.shift(1);
+      q.seen.delete(head);
     }
+    if (q.dropBucket && tracking && dropRate !== null) q.dropBucket.tokens -= abandoned.length;
     const pickupBy = request.pickupTimeoutMs === undefined || request.pickupTimeoutMs === null ? 0 : Math.min(now + request.pickupTimeoutMs, expiresAt);
     const admitted = live.map((memberId, i) => {
       const entryToken = request.tokens[i]!;
@@ -296,19 +316,20 @@ export class MemoryStore implements Store {
     return { waiting: q.waiting.size, active, claimed, abandoned: q.abandoned, window: q.window, now };
   }
 
-  async touch(queue: string, memberIds: readonly string[]): Promise<number> {
+  async touch(queue: string, request: { seen: readonly string[]; pickedUp: readonly string[] }): Promise<number> {
     const q = this.#queue(queue);
     const now = this.#now();
     let recorded = 0;
-    for (const memberId of memberIds) {
+    for (const memberId of request.seen) {
+      if (!q.waiting.has(memberId)) continue;
+      q.seen.set(memberId, now);
+      recorded++;
+    }
+    for (const memberId of request.pickedUp) {
       const record = q.tokens.get(memberId);
-      if (q.waiting.has(memberId)) {
-        q.seen.set(memberId, now);
-        recorded++;
-      } else if (record && record.pickupBy > 0 && deadlineOf(record) > now) {
-        record.pickupBy = 0;
-        recorded++;
-      }
+      if (!record || record.pickupBy === 0 || deadlineOf(record) <= now) continue;
+      record.pickupBy = 0;
+      recorded++;
     }
     return recorded;
   }
@@ -342,6 +363,9 @@ export class MemoryStore implements Store {
     if (p.opensAt !== undefined) next.opensAt = p.opensAt ?? undefined;
     if (p.shuffle !== undefined) next.shuffle = p.shuffle;
 
+    // A patch that changes nothing is answered as applied (a re-sent call), writing nothing.
+    const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle'] as const;
+    if (fields.every((f) => next[f] === current[f])) return { version: current.version };
     // What only the store can judge (mirrors lua/setControls-2.lua).
     const pendingBefore = current.opensAt !== undefined && now < current.opensAt;
     const pendingAfter = next.opensAt !== undefined && now < next.opensAt;
@@ -354,8 +378,6 @@ export class MemoryStore implements Store {
       const preQueued = q.waiting.countBelow(current.scoreBase) - q.waiting.countBelow(current.preQueueFrom);
       if (preQueued > 0) throw new WaitgateConfigError('shuffle', `cannot change once the pre-queue has members (${preQueued} waiting for the opening)`);
     }
-    const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle'] as const;
-    if (fields.every((f) => next[f] === current[f])) return { version: current.version };
     if (pendingAfter && !pendingBefore) {
       next.preQueueFrom = (current.scoreBase ?? 0) + q.seq + 1;
       next.scoreBase = next.preQueueFrom + DRAW_RANGE;
@@ -403,6 +425,7 @@ export class MemoryStore implements Store {
         controls: { version: 0 },
         seen: new Map(),
         abandoned: 0,
+        dropBucket: null,
       };
       this.#queues.set(name, q);
     }

@@ -135,6 +135,7 @@ export class RedisStore implements Store {
         request.admitId,
         request.abandonAfterMs ?? -1,
         request.pickupTimeoutMs ?? -1,
+        request.dropsPerSecond ?? -1,
         ...request.tokens,
       ],
     );
@@ -172,9 +173,14 @@ export class RedisStore implements Store {
     return (await this.#call<number>(queue, 'leave', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen], [memberId])) === 1;
   }
 
-  async touch(queue: string, memberIds: readonly string[]): Promise<number> {
+  async touch(queue: string, request: { seen: readonly string[]; pickedUp: readonly string[] }): Promise<number> {
     const k = this.#keysOf(queue);
-    return this.#call<number>(queue, 'touchMembers', [k.waiting, k.tokens, k.active, k.seen, k.meta], [...memberIds]);
+    return this.#call<number>(
+      queue,
+      'touchMembers',
+      [k.waiting, k.tokens, k.active, k.seen, k.meta],
+      [request.seen.length, ...request.seen, ...request.pickedUp],
+    );
   }
 
   async stats(queue: string): Promise<StatsSnapshot> {

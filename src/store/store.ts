@@ -136,6 +136,12 @@ export interface AdmitRequest {
   abandonAfterMs?: number | null;
   /** A token nobody reads within this of its admission is dropped. null or absent: none. */
   pickupTimeoutMs?: number | null;
+  /**
+   * The most members dropped as abandoned per second, over every instance (a shared
+   * bucket of one second's worth): drops must not move the line faster than a live
+   * member far back can be seen. null or absent: no limit.
+   */
+  dropsPerSecond?: number | null;
 }
 
 export interface AdmitResult {
@@ -231,11 +237,12 @@ export interface Store {
   /** Optional: the controls as stored. */
   controls?(queue: string): Promise<StoredControls>;
   /**
-   * Optional: signs of life of members an instance answered lately (at most 1,000 a
-   * call): a waiting member's last-seen time is set, a token nobody had read is picked
-   * up. Resolves with how many were recorded.
+   * Optional: what an instance answered lately (at most 1,000 ids a call): `seen`,
+   * waiting members near the head (their last-seen time is set, if they still wait);
+   * `pickedUp`, members answered READY (a token nobody had read is picked up). Resolves
+   * with how many were recorded.
    */
-  touch?(queue: string, memberIds: readonly string[]): Promise<number>;
+  touch?(queue: string, request: { seen: readonly string[]; pickedUp: readonly string[] }): Promise<number>;
 }
 
 /** Options of {@link Store.enter}. */

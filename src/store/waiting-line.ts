@@ -65,6 +65,11 @@ export class WaitingLine {
     return lo - this.#head;
   }
 
+  /** The member at the head, or null when nobody waits. */
+  head(): string | null {
+    return this.size === 0 ? null : this.#members[this.#head]!;
+  }
+
   /** Removes and returns up to `count` members from the head, in order. */
   shift(count: number): string[] {
     const end = Math.min(this.#members.length, this.#head + count);

@@ -74,13 +74,13 @@ export function describeAbandonmentContract(label: string, harness: StoreHarness
     });
 
     it('drops a token nobody read within pickupTimeoutSeconds; a read one stays', async () => {
-      const { queue, make, elapse } = await setup({ pickupTimeoutSeconds: 3, admitRatePerSecond: 10, maxActive: 2 });
-      const other = make({ pickupTimeoutSeconds: 3 });
+      const { queue, make, elapse } = await setup({ pickupTimeoutSeconds: 5, admitRatePerSecond: 10, maxActive: 2 });
+      const other = make({ pickupTimeoutSeconds: 5 });
       for (const m of ['reader', 'absent', 'next']) await queue.enter(m);
       expect((await queue.admit()).map((x) => x.memberId)).toEqual(['reader', 'absent']);
       await elapse(1000);
       expect((await other.position('reader')).status).toBe('READY'); // read, on another instance
-      await live(elapse, 3000, () => other.position('next'));
+      await live(elapse, 5000, () => other.position('next'));
       expect((await queue.position('absent')).status).toBe('NOT_ENTERED');
       expect((await queue.position('reader')).status).toBe('READY');
       // absent's maxActive place went to the next member.

@@ -172,6 +172,22 @@ export function describeControlsContract(label: string, harness: StoreHarness): 
       expect(worst).toBeLessThanOrEqual(30);
     });
 
+    it('passthrough before a scheduled opening pre-queues newcomers: nobody jumps the early arrivals', async () => {
+      const { queue } = await setup();
+      await queue.setControls({ opensAt: Date.now() + 60_000 });
+      await queue.enter('early');
+      await queue.setControls({ mode: 'passthrough' });
+      expect(await queue.enter('late')).toMatchObject({ status: 'WAITING', rank: 1 });
+    });
+
+    it('a re-sent shuffled schedule is answered as applied, even after its opening', async () => {
+      const { queue, elapse } = await setup();
+      const patch = { opensAt: Date.now() + 1000, shuffle: true };
+      const first = await queue.setControls(patch);
+      await elapse(1100);
+      expect(await queue.setControls(patch)).toMatchObject({ version: first.version, opensAt: patch.opensAt, shuffle: true });
+    });
+
     it('a scheduled opening without a draw keeps the pre-queue in entry order', async () => {
       const { queue, elapse } = await setup({ admitRatePerSecond: 10_000, admitBurst: 10_000 });
       await queue.setControls({ opensAt: Date.now() + 1500 });
