@@ -115,7 +115,10 @@ describe('many instances on one Redis', () => {
     });
     // And the instances together really drove the bucket (liveness): the burst plus most of the refill.
     expect(admitted.length).toBeGreaterThanOrEqual(BURST + RATE * 2);
-    expect(admitted.length).toBeLessThanOrEqual(BURST + RATE * (durationMs / 1000 + 1));
+    // I3 over the whole run, on Redis TIME (the children start up to a second or more apart
+    // on a loaded machine, so the run's span, not durationMs, is what bounds the total).
+    const spanMs = times[times.length - 1]! - times[0]!;
+    expect(admitted.length).toBeLessThanOrEqual(BURST + (RATE * spanMs) / 1000 + 1);
   });
 
   it('keeps READY + CLAIMED within maxActive under churn from 4 processes', async () => {
