@@ -76,6 +76,13 @@ try {
     result.opening = await runOpening({ url: redis.url, sizes: quick ? [10_000, 100_000] : [10_000, num('BENCH_OPENING_MEMBERS', 1_000_000)], rounds: num('BENCH_OPENING_ROUNDS', quick ? 2 : 5), redisPid: redis.process.pid, log });
     result.opening.seconds = Math.round((performance.now() - t) / 1000);
   }
+  if (only.includes('presence')) {
+    log('\n[presence] signs of life at scale (abandonAfterSeconds): touch calls, member ids recorded, Redis calls per poll');
+    const t = performance.now();
+    const { runPresence } = await import('./sections/presence.mjs');
+    result.presence = await runPresence({ url: redis.url, sizes: quick ? [100_000] : [100_000, num('BENCH_PRESENCE_MEMBERS', 1_000_000)], phaseSeconds: quick ? 8 : num('BENCH_PRESENCE_SECONDS', 20), log });
+    result.presence.seconds = Math.round((performance.now() - t) / 1000);
+  }
   if (only.includes('polling-shuffle')) {
     log('\n[5/5] polling after a shuffled opening (positionCache with drawn scores)');
     const t = performance.now();

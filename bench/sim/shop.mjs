@@ -4,7 +4,10 @@
 //    the admission order;
 //  - a WaitingQueue subclass counting order transactions in flight (claim -> consume/release);
 //  - the better-sqlite3 database behind a Proxy counting transactions in flight;
-//  - queue.stats() sampled every second.
+//  - queue.stats() sampled every second;
+//  - each admission step's admitted and dropped (abandoned) members, with the time: the
+//    admitted are sent to the orchestrator at once (`admitted` messages), which passes
+//    them on to the shoppers (a shopper who never comes back goes at its admission).
 // Started by bench/simulate.mjs with fork(); talks to it over IPC.
 
 import { performance } from 'node:perf_hooks';
@@ -19,22 +22,28 @@ const redis = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1, comman
 // ---- recording store
 const seqOf = new Map(); // member -> entry sequence (first seen while WAITING)
 const admittedOrder = []; // member ids in admission order
+const admittedAt = []; // epoch ms of each, same order
+const dropped = []; // [member id, epoch ms]: dropped as abandoned by an admission step
 let fifoViolations = 0;
 let lastAdmittedSeq = -Infinity;
 const inner = new RedisStore({ client: redis });
 const storeCalls = {}; // by method: one Redis script call each
 const count = (m) => (storeCalls[m] = (storeCalls[m] ?? 0) + 1);
 const store = {
-  async enter(queue, memberId) {
+  async enter(queue, memberId, options) {
     count('enter');
-    const s = await inner.enter(queue, memberId);
+    const s = await inner.enter(queue, memberId, options); // options: the deadline, the presence head, a passthrough token
     if (s.status === 'WAITING' && s.seq !== null && s.seq !== undefined) seqOf.set(memberId, s.seq);
     return s;
   },
   async admit(queue, request) {
     count('admit');
     const result = await inner.admit(queue, request);
+    const at = Date.now();
+    if (result.admitted.length > 0) process.send({ type: 'admitted', ids: result.admitted.map((a) => a.memberId), at });
+    for (const memberId of result.abandoned ?? []) dropped.push([memberId, at]);
     for (const { memberId } of result.admitted) {
+      admittedAt.push(at);
       admittedOrder.push(memberId);
       const seq = seqOf.get(memberId);
       if (seq !== undefined) {
@@ -45,7 +54,7 @@ const store = {
     return result;
   },
 };
-for (const m of ['position', 'claim', 'consume', 'release', 'leave', 'stats', 'queueSnapshot', 'acceptCurrentState', 'warnings']) {
+for (const m of ['position', 'claim', 'consume', 'release', 'leave', 'stats', 'queueSnapshot', 'acceptCurrentState', 'warnings', 'touch', 'setControls', 'controls']) {
   if (typeof inner[m] === 'function') store[m] = (...args) => (count(m), inner[m](...args));
 }
 
@@ -88,12 +97,18 @@ const queue = new InstrumentedQueue({
   entryTokenTtlSeconds: config.entryTokenTtlSeconds,
   claimTtlSeconds: config.claimTtlSeconds,
   positionCache: config.positionCache,
+  // Abandonment (issue #11): undefined keeps the queue's defaults (300 s; no pick-up timeout).
+  ...(config.abandonAfterSeconds !== undefined ? { abandonAfterSeconds: config.abandonAfterSeconds } : {}),
+  ...(config.pickupTimeoutSeconds !== undefined ? { pickupTimeoutSeconds: config.pickupTimeoutSeconds } : {}),
+  ...(config.pollingIntervals ? { pollingIntervals: config.pollingIntervals } : {}),
 });
 let queueErrors = 0;
 queue.on('error', () => queueErrors++);
 queue.on('warning', (w) => console.error('[shop] warning:', w.message));
 let admissions = 0;
 queue.on('admitted', (list) => (admissions += list.length));
+let abandonedEvents = 0;
+queue.on('abandoned', (list) => (abandonedEvents += list.length));
 
 // ---- the order database: plenty of stock, transactions counted
 const db = openDatabase(':memory:');
@@ -132,7 +147,7 @@ let admitter = null;
 let sampler = null;
 const series = [];
 let t0 = 0;
-let last = { admissions: 0, orders: 0, calls: {} };
+let last = { admissions: 0, orders: 0, calls: {}, dropped: 0 };
 let lastCpu = process.cpuUsage();
 let lastAt = performance.now();
 let eventLoopLagMax = 0;
@@ -155,13 +170,15 @@ async function sample() {
     claimed: stats?.claimed ?? null,
     active: stats?.active ?? null,
     admissionsPerSecond: admissions - last.admissions,
+    droppedPerSecond: dropped.length - last.dropped,
+    abandonedTotal: stats?.abandoned ?? null,
     ordersPerSecond: orders - last.orders,
     maxOrdersInFlight: binMaxOrdersInFlight,
     shopCpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / (now - lastAt)) * 100),
     eventLoopLagMaxMs: Math.round(eventLoopLagMax),
     storeCalls: Object.fromEntries(Object.entries(storeCalls).map(([m, n]) => [m, n - (last.calls[m] ?? 0)])),
   });
-  last = { admissions, orders, calls: { ...storeCalls } };
+  last = { admissions, orders, calls: { ...storeCalls }, dropped: dropped.length };
   lastCpu = process.cpuUsage();
   lastAt = now;
   binMaxOrdersInFlight = ordersInFlight;
@@ -194,6 +211,9 @@ process.on('message', async (message) => {
       type: 'result',
       series,
       admittedOrder,
+      admittedAt,
+      dropped,
+      abandonedEvents,
       stillWaiting,
       final,
       fifo: { outOfOrderAdmissions: fifoViolations, skippedStillWaiting: skipped, admittedWithKnownSeq: admittedOrder.filter((m) => seqOf.has(m)).length },

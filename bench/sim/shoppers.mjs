@@ -3,16 +3,38 @@
 // enters, polls at the hinted interval (+-20% jitter, as waitgate/client), orders once
 // READY, or gives up. Stops by itself (everyone done, or the time limit).
 // Started by bench/simulate.mjs with fork(); reports over IPC.
+//
+// Abandoning shoppers (config.silentWaiting, config.goneAtAdmission): a silent shopper
+// stops polling, without a word, at a random moment of the wait it was shown when it
+// entered (uniform over [0, estimatedWaitSeconds]); a shopper admitted while still
+// polling never comes back with probability goneAtAdmission (it stops the moment the
+// shop admits it: the orchestrator forwards the shop's admissions, `admitted` messages,
+// so it never reads its token unless a poll answered READY just before the message).
 
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 const config = JSON.parse(process.env.SIM_CONFIG);
+// A seeded generator when config.seed is set: two runs side by side get the same crowd
+// (arrivals, kinds, stop moments, jitter draws), whatever else differs.
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = config.seed !== undefined ? mulberry32(config.seed) : Math.random;
+/** Shopper i's own generator (its draws do not depend on how the others' interleave). */
+const shopperRandom = (i) => (config.seed !== undefined ? mulberry32((config.seed ^ Math.imul(i + 1, 2654435761)) >>> 0) : Math.random);
 const port = Number(process.env.SHOP_PORT);
 const agent = new http.Agent({ keepAlive: true, maxSockets: config.sockets });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const jitter = (seconds) => seconds * 1000 * (1 - config.jitter + 2 * config.jitter * Math.random());
-const rand = (a, b) => a + Math.random() * (b - a);
+const jitter = (seconds, rng = random) => seconds * 1000 * (1 - config.jitter + 2 * config.jitter * rng());
+const rand = (a, b, rng = random) => a + rng() * (b - a);
 
 let inFlight = 0;
 function request(method, path, cookie, { body, headers = {} } = {}) {
@@ -47,11 +69,11 @@ function request(method, path, cookie, { body, headers = {} } = {}) {
   });
 }
 
-// Per-second bins, on the shared epoch clock (t0 from the orchestrator).
-const t0 = Number(process.env.SIM_T0);
+// Per-second bins, on the shared epoch clock (t0 from the orchestrator: SIM_T0, or the `go` message).
+let t0 = Number(process.env.SIM_T0) || 0;
 const bins = [];
 const bin = () => {
-  const i = Math.max(0, Math.floor((Date.now() - t0) / 1000));
+  const i = t0 > 0 ? Math.max(0, Math.floor((Date.now() - t0) / 1000)) : 0;
   return (bins[i] ??= { polls: 0, pollLatencies: [], enters: 0, orders: 0, orderLatencies: [], errors: 0, status503: 0, inFlightMax: 0 });
 };
 // The load generator's own health: if it is the bottleneck, poll latencies measure it, not the shop.
@@ -74,20 +96,58 @@ setInterval(() => {
   }
 }, 50).unref();
 
-const outcome = { ordered: 0, abandonedWaiting: 0, leftWhenReady: 0, vanishedWhenReady: 0, stillWaitingAtEnd: 0, orderFailed: 0, unfinished: 0 };
+const outcome = { ordered: 0, abandonedWaiting: 0, leftWhenReady: 0, vanishedWhenReady: 0, stillWaitingAtEnd: 0, orderFailed: 0, unfinished: 0, stoppedPolling: 0, goneAtAdmission: 0, goneAfterReadingReady: 0 };
 const lost = { notEnteredWhileWaiting: 0, notEnteredIds: [] };
 const errorsByStatus = {};
 const shoppers = [];
+const byId = new Map();
 let stop = false;
+const silentWaiting = config.silentWaiting ?? 0;
+const goneAtAdmission = config.goneAtAdmission ?? 0;
+
+// The shop's admissions, forwarded by the orchestrator: a shopper who is to go at admission goes now.
+process.on('message', (message) => {
+  if (message.type !== 'admitted') return;
+  for (const id of message.ids) {
+    const me = byId.get(id);
+    if (!me || me.admittedAt) continue;
+    me.admittedAt = message.at;
+    if (me.goesAtAdmission && me.stoppedAt === null) {
+      me.gone = true;
+      me.wake?.();
+    }
+  }
+});
+
+/** Sleeps `ms`, or less when `me` goes (woken by its admission). */
+function sleepFor(me, ms) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      me.wake = null;
+      resolve();
+    }, ms);
+    me.wake = () => {
+      clearTimeout(timer);
+      me.wake = null;
+      resolve();
+    };
+  });
+}
 
 async function shopper(i) {
   const id = `s${String(i).padStart(6, '0')}`;
   const cookie = `shopper=${id}`;
-  const me = { id, enterStart: 0, enterEnd: 0, state: 'arriving', readyAt: null };
+  const me = { id, enterStart: 0, enterEnd: 0, state: 'arriving', readyAt: null, kind: 'buyer', stopAt: null, stoppedAt: null, lastAnsweredAt: null, admittedAt: null, gone: false, goesAtAdmission: false, orderedAt: null, shownWaitSeconds: null, wake: null };
   shoppers.push(me);
-  const r = Math.random();
-  const kind = r < config.abandonWaiting ? 'impatient' : r < config.abandonWaiting + config.leaveWhenReady ? 'leaves-when-ready' : r < config.abandonWaiting + config.leaveWhenReady + config.vanishWhenReady ? 'vanishes' : 'buyer';
-  const patienceMs = rand(config.patienceSeconds[0], config.patienceSeconds[1]) * 1000;
+  byId.set(id, me);
+  const rng = shopperRandom(i);
+  let r = rng();
+  const silent = r < silentWaiting;
+  r = silent ? rng() : (r - silentWaiting) / (1 - silentWaiting); // the other kinds among the rest, as before
+  const kind = silent ? 'silent' : r < config.abandonWaiting ? 'impatient' : r < config.abandonWaiting + config.leaveWhenReady ? 'leaves-when-ready' : r < config.abandonWaiting + config.leaveWhenReady + config.vanishWhenReady ? 'vanishes' : 'buyer';
+  me.kind = kind;
+  me.goesAtAdmission = rng() < goneAtAdmission;
+  const patienceMs = rand(config.patienceSeconds[0], config.patienceSeconds[1], rng) * 1000;
 
   // Enter (retry on 503 / network errors).
   let p = null;
@@ -98,6 +158,7 @@ async function shopper(i) {
     bin().enters++;
     if (res.status === 200) {
       p = res.body;
+      me.lastAnsweredAt = Date.now();
       break;
     }
     bin().errors++;
@@ -107,6 +168,11 @@ async function shopper(i) {
   if (!p) return;
   me.state = 'waiting';
   const waitingSince = performance.now();
+  if (kind === 'silent' && p.status === 'WAITING') {
+    // A random moment of the wait it was shown.
+    me.shownWaitSeconds = p.estimatedWaitSeconds;
+    me.stopAt = me.enterEnd + rng() * (p.estimatedWaitSeconds ?? 0) * 1000;
+  }
 
   // Poll until READY.
   while (!stop && p.status !== 'READY') {
@@ -116,10 +182,28 @@ async function shopper(i) {
       outcome.abandonedWaiting++;
       return;
     }
-    await sleep(jitter(p.pollingIntervalSeconds));
+    const wait = jitter(p.pollingIntervalSeconds, rng);
+    if (me.stopAt !== null && Date.now() + wait >= me.stopAt) {
+      // Stops polling: closes the tab, says nothing.
+      await sleepFor(me, Math.max(0, me.stopAt - Date.now()));
+      if (!me.gone) {
+        me.stoppedAt = me.stopAt;
+        me.state = 'stopped';
+        outcome.stoppedPolling++;
+        return;
+      }
+    } else {
+      await sleepFor(me, wait);
+    }
+    if (me.gone) {
+      me.state = 'gone';
+      outcome.goneAtAdmission++;
+      return;
+    }
     if (stop) break;
     const t = performance.now();
     const res = await request('GET', '/queue/position', cookie);
+    me.lastAnsweredAt = Date.now();
     const b = bin();
     b.polls++;
     b.pollLatencies.push(performance.now() - t);
@@ -146,12 +230,18 @@ async function shopper(i) {
   }
   me.state = 'ready';
   me.readyAt = Date.now();
+  if (me.goesAtAdmission) {
+    // Was to go at its admission, but a poll answered READY before the shop's message came: it read its token, and never orders.
+    me.state = 'gone-after-ready';
+    outcome.goneAfterReadingReady++;
+    return;
+  }
   if (kind === 'vanishes') {
     outcome.vanishedWhenReady++; // the token expires unused after entryTokenTtlSeconds
     me.state = 'vanished';
     return;
   }
-  await sleep(rand(config.thinkSeconds[0], config.thinkSeconds[1]) * 1000);
+  await sleep(rand(config.thinkSeconds[0], config.thinkSeconds[1], rng) * 1000);
   if (kind === 'leaves-when-ready') {
     await request('DELETE', '/queue', cookie);
     outcome.leftWhenReady++;
@@ -168,6 +258,7 @@ async function shopper(i) {
       b.orders++;
       outcome.ordered++;
       me.state = 'ordered';
+      me.orderedAt = Date.now();
       return;
     }
     b.errors++;
@@ -183,8 +274,9 @@ const q = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Mat
 
 process.on('message', async (message) => {
   if (message.type !== 'go') return;
+  if (message.t0) t0 = message.t0;
   const started = performance.now();
-  const arrivals = Array.from({ length: config.shoppers }, () => Math.random() * config.arrivalSeconds * 1000).sort((a, b) => a - b);
+  const arrivals = Array.from({ length: config.shoppers }, () => random() * config.arrivalSeconds * 1000).sort((a, b) => a - b);
   const running = [];
   for (let i = 0; i < arrivals.length; i++) {
     const wait = arrivals[i] - (performance.now() - started);
@@ -211,6 +303,8 @@ process.on('message', async (message) => {
     series,
     pollLatencyMs: { count: allPolls.length, p50: q(allPolls, 0.5), p99: q(allPolls, 0.99), max: allPolls[allPolls.length - 1] ?? null },
     enters: shoppers.map((s) => [s.id, s.enterStart, s.enterEnd, s.state]),
+    // Per shopper, for the abandonment figures (epoch ms; null when it did not happen).
+    shoppers: shoppers.map((s) => ({ id: s.id, kind: s.kind, state: s.state, enterEnd: s.enterEnd || null, lastAnsweredAt: s.lastAnsweredAt, stopAt: s.stopAt, stoppedAt: s.stoppedAt, admittedAt: s.admittedAt, readyAt: s.readyAt, orderedAt: s.orderedAt, goesAtAdmission: s.goesAtAdmission, shownWaitSeconds: s.shownWaitSeconds })),
     stoppedByDeadline: stop,
   });
   agent.destroy();
