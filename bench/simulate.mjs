@@ -81,11 +81,7 @@ const abandonmentConfig = {
   stock: 1_000_000,
   // Tiers scaled to the rate (rank < 2 s of admissions polls every second): abandonAfterSeconds
   // may then go down to 2 × 4 s × 1.2 + 2 = 11.6 s.
-  pollingIntervals: [
-    { belowRank: 100, seconds: 1 },
-    { belowRank: 500, seconds: 2 },
-    { seconds: 4 },
-  ],
+  pollingIntervals: [{ belowRank: 100, seconds: 1 }, { belowRank: 500, seconds: 2 }, { seconds: 4 }],
   jitter: 0.2,
   sockets: 128,
   silentWaiting: 0.3, // stop polling at a random moment of the wait they were shown, without a word
@@ -110,11 +106,14 @@ const monitors = [];
 const killChildren = () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
 process.once('exit', killChildren);
 const maxSeconds = classic ? classicConfig.maxSeconds : abandonmentConfig.maxSeconds;
-const hardStop = setTimeout(() => {
-  console.error('simulate: hard time limit reached, stopping');
-  killChildren();
-  process.exit(1);
-}, (maxSeconds + 60) * 1000);
+const hardStop = setTimeout(
+  () => {
+    console.error('simulate: hard time limit reached, stopping');
+    killChildren();
+    process.exit(1);
+  },
+  (maxSeconds + 60) * 1000,
+);
 hardStop.unref();
 
 const once = (child, type) =>
@@ -130,10 +129,18 @@ async function prepare(label, config) {
   servers.push(redis);
   const monitor = new Redis(redis.url, { maxRetriesPerRequest: 1 });
   monitors.push(monitor);
-  const shop = fork(join(here, 'sim', 'shop.mjs'), { cwd: root, env: { ...process.env, REDIS_URL: redis.url, SIM_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const shop = fork(join(here, 'sim', 'shop.mjs'), {
+    cwd: root,
+    env: { ...process.env, REDIS_URL: redis.url, SIM_CONFIG: JSON.stringify(config) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   children.push(shop);
   const { port } = await once(shop, 'ready');
-  const shoppers = fork(join(here, 'sim', 'shoppers.mjs'), { cwd: root, env: { ...process.env, SHOP_PORT: String(port), SIM_CONFIG: JSON.stringify(config), SIM_T0: '0' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const shoppers = fork(join(here, 'sim', 'shoppers.mjs'), {
+    cwd: root,
+    env: { ...process.env, SHOP_PORT: String(port), SIM_CONFIG: JSON.stringify(config), SIM_T0: '0' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   children.push(shoppers);
   // The shop's admissions go on to the crowd (a shopper who never comes back goes at its admission).
   shop.on('message', (m) => m.type === 'admitted' && shoppers.connected && shoppers.send(m));
@@ -162,7 +169,8 @@ async function run(v, t0) {
       redisSeries.push({ t: (at - t0) / 1000, scriptCallsPerSecond: Math.round(scripts / seconds), commandsPerSecond: Math.round(all / seconds) });
       previous = { at, stats };
       const t = Math.round((at - t0) / 1000);
-      if (t % 10 === 0) console.log(`  ${label ? `[${label}] ` : ''}t=${t} s: Redis ${Math.round(all / seconds)} commands/s (${Math.round(scripts / seconds)} script calls/s)`);
+      if (t % 10 === 0)
+        console.log(`  ${label ? `[${label}] ` : ''}t=${t} s: Redis ${Math.round(all / seconds)} commands/s (${Math.round(scripts / seconds)} script calls/s)`);
     }
   })();
   const load = await shoppersDone;
@@ -198,7 +206,15 @@ function checksOf(config, { load, shopResult, redisSeries }) {
   }
   // Lost: a shopper who did not leave yet was told NOT_ENTERED, or ended neither ordered, gone, nor still in the queue.
   const accounted =
-    s.ordered + s.abandonedWaiting + s.leftWhenReady + s.vanishedWhenReady + s.stillWaitingAtEnd + s.orderFailed + (s.stoppedPolling ?? 0) + (s.goneAtAdmission ?? 0) + (s.goneAfterReadingReady ?? 0);
+    s.ordered +
+    s.abandonedWaiting +
+    s.leftWhenReady +
+    s.vanishedWhenReady +
+    s.stillWaitingAtEnd +
+    s.orderFailed +
+    (s.stoppedPolling ?? 0) +
+    (s.goneAtAdmission ?? 0) +
+    (s.goneAfterReadingReady ?? 0);
   const membersLost = load.lost.notEnteredWhileWaiting + (config.shoppers - accounted - s.unfinished);
 
   const series = shopResult.series.map((row) => {
@@ -245,7 +261,12 @@ function checksOf(config, { load, shopResult, redisSeries }) {
     maxDbTransactionsInFlight: shopResult.maxDbTransactionsInFlight,
     maxActiveSampled: maxOf('active'),
     maxActive: config.maxActive,
-    admissionsPerSecondWhileWaiting: { mean: Math.round(mean(busy.map((r) => r.admissionsPerSecond)) ?? 0), max: Math.max(0, ...busy.map((r) => r.admissionsPerSecond)), configured: config.admitRatePerSecond, burst: config.admitRatePerSecond },
+    admissionsPerSecondWhileWaiting: {
+      mean: Math.round(mean(busy.map((r) => r.admissionsPerSecond)) ?? 0),
+      max: Math.max(0, ...busy.map((r) => r.admissionsPerSecond)),
+      configured: config.admitRatePerSecond,
+      burst: config.admitRatePerSecond,
+    },
     secondsAtMaxActive: series.filter((r) => r.active !== null && r.active >= config.maxActive - 1).length,
     orders: shopResult.orders,
     ordersInDb: shopResult.ordersInDb,
@@ -353,7 +374,15 @@ function abandonmentFiguresOf(config, { load, shopResult }, { series }, t0) {
     deadSoFar += perSecondDead[t] ?? 0;
     const row = series.find((r) => r.t === t + 1) ?? {};
     const edge = t0 + (t + 1) * 1000;
-    cumulative.push({ t: t + 1, orders, deadAdmissions: deadSoFar, tokensOfGoneShoppers: goneTokens.filter(([from, to]) => from <= edge && edge < to).length, active: row.active ?? null, waiting: row.waiting ?? null, droppedSoFar: shopResult.dropped.filter(([, at]) => at - t0 < (t + 1) * 1000).length });
+    cumulative.push({
+      t: t + 1,
+      orders,
+      deadAdmissions: deadSoFar,
+      tokensOfGoneShoppers: goneTokens.filter(([from, to]) => from <= edge && edge < to).length,
+      active: row.active ?? null,
+      waiting: row.waiting ?? null,
+      droppedSoFar: shopResult.dropped.filter(([, at]) => at - t0 < (t + 1) * 1000).length,
+    });
   }
   return {
     abandonAfterSeconds: A,
@@ -435,17 +464,35 @@ const images = join(root, 'docs', 'images');
 mkdirSync(images, { recursive: true });
 mkdirSync(join(here, 'results'), { recursive: true });
 const ok = (b) => (b ? 'OK ' : 'NOT OK');
-const machine = () => ({ cpus: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, redis: redisVersion, loadAverage: os.loadavg().map((v) => Number(v.toFixed(2))) });
+const machine = () => ({
+  cpus: os.cpus().length,
+  memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  node: process.version,
+  redis: redisVersion,
+  loadAverage: os.loadavg().map((v) => Number(v.toFixed(2))),
+});
 
 function printChecks(config, summary, prefix = '') {
   const s = summary.outcome;
-  console.log(`${prefix}  ${ok(summary.maxOrderTransactionsInFlight <= config.maxActive)} max order transactions in flight ${summary.maxOrderTransactionsInFlight} (DB transactions at once: ${summary.maxDbTransactionsInFlight}); max tokens held ${summary.maxActiveSampled} vs maxActive ${config.maxActive}; ${summary.secondsAtMaxActive} s at maxActive`);
-  console.log(`${prefix}  ${ok(summary.admissionsOverBucketBound === 0)} admissions/s while members waited: mean ${summary.admissionsPerSecondWhileWaiting.mean}, max ${summary.admissionsPerSecondWhileWaiting.max} (configured ${config.admitRatePerSecond}/s); over any window <= rate x window + burst: exceeded by ${summary.admissionsOverBucketBound}`);
-  console.log(`${prefix}  ${ok(summary.membersLost === 0)} members lost: ${summary.membersLost} (told NOT_ENTERED while waiting: ${summary.notEnteredWhileWaiting})`);
+  console.log(
+    `${prefix}  ${ok(summary.maxOrderTransactionsInFlight <= config.maxActive)} max order transactions in flight ${summary.maxOrderTransactionsInFlight} (DB transactions at once: ${summary.maxDbTransactionsInFlight}); max tokens held ${summary.maxActiveSampled} vs maxActive ${config.maxActive}; ${summary.secondsAtMaxActive} s at maxActive`,
+  );
+  console.log(
+    `${prefix}  ${ok(summary.admissionsOverBucketBound === 0)} admissions/s while members waited: mean ${summary.admissionsPerSecondWhileWaiting.mean}, max ${summary.admissionsPerSecondWhileWaiting.max} (configured ${config.admitRatePerSecond}/s); over any window <= rate x window + burst: exceeded by ${summary.admissionsOverBucketBound}`,
+  );
+  console.log(
+    `${prefix}  ${ok(summary.membersLost === 0)} members lost: ${summary.membersLost} (told NOT_ENTERED while waiting: ${summary.notEnteredWhileWaiting})`,
+  );
   console.log(`${prefix}  ${ok(summary.fifoViolations === 0)} FIFO violations: ${summary.fifoViolations} (${summary.fifo.admitted} admissions checked)`);
-  console.log(`${prefix}  ${ok(summary.duplicateTokenOrders === 0)} orders ${summary.orders} (in DB ${summary.ordersInDb}), two orders on one token: ${summary.duplicateTokenOrders}; orders failed ${s.orderFailed}`);
-  console.log(`${prefix}  polls: ${summary.polls.toLocaleString('en-US')}, latency p50 ${summary.pollLatencyMs.p50?.toFixed(1)} ms, p99 ${summary.pollLatencyMs.p99?.toFixed(1)} ms (worst second p99 ${summary.maxPollP99Ms.toFixed(1)} ms); max ${summary.maxPollsPerSecond} polls/s`);
-  console.log(`${prefix}  Redis: max ${summary.maxRedisCommandsPerSecond} commands/s, max ${summary.maxRedisScriptCallsPerSecond} script calls/s; polls cost ${summary.pollStoreCallsPerPoll} store calls each; all script calls / polls ${summary.redisScriptCallsPerPoll}`);
+  console.log(
+    `${prefix}  ${ok(summary.duplicateTokenOrders === 0)} orders ${summary.orders} (in DB ${summary.ordersInDb}), two orders on one token: ${summary.duplicateTokenOrders}; orders failed ${s.orderFailed}`,
+  );
+  console.log(
+    `${prefix}  polls: ${summary.polls.toLocaleString('en-US')}, latency p50 ${summary.pollLatencyMs.p50?.toFixed(1)} ms, p99 ${summary.pollLatencyMs.p99?.toFixed(1)} ms (worst second p99 ${summary.maxPollP99Ms.toFixed(1)} ms); max ${summary.maxPollsPerSecond} polls/s`,
+  );
+  console.log(
+    `${prefix}  Redis: max ${summary.maxRedisCommandsPerSecond} commands/s, max ${summary.maxRedisScriptCallsPerSecond} script calls/s; polls cost ${summary.pollStoreCallsPerPoll} store calls each; all script calls / polls ${summary.redisScriptCallsPerPoll}`,
+  );
   console.log(`${prefix}  store calls: ${JSON.stringify(summary.storeCalls)}; HTTP errors: ${JSON.stringify(summary.httpErrorsByStatus)}`);
 }
 
@@ -455,10 +502,16 @@ try {
     const last = JSON.parse(readFileSync(join(here, 'results', 'simulate-abandonment-latest.json'), 'utf8'));
     const charts = abandonmentCharts({ runs: last.runs, base: last.base, variants: last.variants, date: last.date });
     for (const [file, svg] of Object.entries(charts)) writeFileSync(join(images, file), svg);
-    console.log(`wrote ${Object.keys(charts).map((f) => `docs/images/${f}`).join(', ')} from bench/results/simulate-abandonment-latest.json (${last.date})`);
+    console.log(
+      `wrote ${Object.keys(charts)
+        .map((f) => `docs/images/${f}`)
+        .join(', ')} from bench/results/simulate-abandonment-latest.json (${last.date})`,
+    );
   } else if (classic) {
     const config = classicConfig;
-    console.log(`simulate: ${config.shoppers.toLocaleString('en-US')} shoppers over ${config.arrivalSeconds} s; queue ${config.admitRatePerSecond}/s, maxActive ${config.maxActive}; redis-server ${redisVersion}`);
+    console.log(
+      `simulate: ${config.shoppers.toLocaleString('en-US')} shoppers over ${config.arrivalSeconds} s; queue ${config.admitRatePerSecond}/s, maxActive ${config.maxActive}; redis-server ${redisVersion}`,
+    );
     const v = await prepare('', config);
     const t0 = Date.now() + 300;
     const raw = await run(v, t0);
@@ -475,7 +528,11 @@ try {
         file: 'perf-sim-tokens.svg',
         title: 'Tokens held and order transactions in flight',
         yLabel: 'members',
-        series: [['READY', 'ready'], ['CLAIMED', 'claimed'], ['READY + CLAIMED', 'active', '4 3']],
+        series: [
+          ['READY', 'ready'],
+          ['CLAIMED', 'claimed'],
+          ['READY + CLAIMED', 'active', '4 3'],
+        ],
         hLines: [{ y: config.maxActive, label: `maxActive ${config.maxActive}`, color: '#dc2626' }],
       },
       {
@@ -483,38 +540,78 @@ try {
         title: 'Order transactions in flight (claim to consume/release, max per second)',
         note: 'SQLite commits synchronously: at most one DB transaction at a time',
         yLabel: 'requests',
-        series: [['order transactions in flight', 'maxOrdersInFlight'], ['CLAIMED (sampled)', 'claimed']],
+        series: [
+          ['order transactions in flight', 'maxOrdersInFlight'],
+          ['CLAIMED (sampled)', 'claimed'],
+        ],
       },
       {
         file: 'perf-sim-rates.svg',
         title: 'Admissions and orders per second',
         yLabel: 'per second',
-        series: [['admissions/s', 'admissionsPerSecond'], ['orders/s', 'ordersPerSecond']],
+        series: [
+          ['admissions/s', 'admissionsPerSecond'],
+          ['orders/s', 'ordersPerSecond'],
+        ],
         hLines: [{ y: config.admitRatePerSecond, label: `admitRatePerSecond ${config.admitRatePerSecond}`, color: '#dc2626' }],
       },
-      { file: 'perf-sim-latency.svg', title: 'Poll latency (GET /queue/position over HTTP)', yLabel: 'ms', series: [['p99', 'pollP99Ms'], ['p50', 'pollP50Ms']] },
+      {
+        file: 'perf-sim-latency.svg',
+        title: 'Poll latency (GET /queue/position over HTTP)',
+        yLabel: 'ms',
+        series: [
+          ['p99', 'pollP99Ms'],
+          ['p50', 'pollP50Ms'],
+        ],
+      },
       {
         file: 'perf-sim-redis.svg',
         title: 'Redis load vs HTTP polls',
         yLabel: 'per second',
-        series: [['HTTP polls/s', 'polls'], ['Redis commands/s (incl. inside scripts)', 'redisCommandsPerSecond'], ['Redis script calls/s', 'redisScriptCallsPerSecond']],
+        series: [
+          ['HTTP polls/s', 'polls'],
+          ['Redis commands/s (incl. inside scripts)', 'redisCommandsPerSecond'],
+          ['Redis script calls/s', 'redisScriptCallsPerSecond'],
+        ],
       },
     ];
     const charts = Object.fromEntries(
       chartTable.map(({ file, title, note, yLabel, series: lines, hLines }) => [
         file,
-        lineChart({ title, subtitle: note ? `${sub}; ${note}` : sub, yLabel, series: lines.map(([name, key, dash]) => ({ name, points: pts(key), dash })), hLines }),
+        lineChart({
+          title,
+          subtitle: note ? `${sub}; ${note}` : sub,
+          yLabel,
+          series: lines.map(([name, key, dash]) => ({ name, points: pts(key), dash })),
+          hLines,
+        }),
       ]),
     );
     for (const [file, svg] of Object.entries(charts)) writeFileSync(join(images, file), svg);
 
-    const result = { date: new Date().toISOString(), machine: machine(), config, summary, series, charts: Object.keys(charts).map((f) => `docs/images/${f}`), seconds: Math.round((performance.now() - started) / 1000) };
+    const result = {
+      date: new Date().toISOString(),
+      machine: machine(),
+      config,
+      summary,
+      series,
+      charts: Object.keys(charts).map((f) => `docs/images/${f}`),
+      seconds: Math.round((performance.now() - started) / 1000),
+    };
     writeFileSync(join(here, 'results', 'simulate-latest.json'), `${JSON.stringify(result, null, 2)}\n`);
 
-    console.log(`\nFlash crowd: ${config.shoppers.toLocaleString('en-US')} shoppers in ${config.arrivalSeconds} s, ran ${summary.durationSeconds} s${summary.stoppedByDeadline ? ' (stopped by the time limit)' : ''}`);
-    console.log(`  outcome: ${s.ordered} ordered, ${s.abandonedWaiting} gave up waiting, ${s.leftWhenReady} left when READY, ${s.vanishedWhenReady} vanished when READY, ${s.stillWaitingAtEnd} still waiting at the end, ${s.orderFailed} orders failed or cut off by the time limit`);
+    console.log(
+      `\nFlash crowd: ${config.shoppers.toLocaleString('en-US')} shoppers in ${config.arrivalSeconds} s, ran ${summary.durationSeconds} s${summary.stoppedByDeadline ? ' (stopped by the time limit)' : ''}`,
+    );
+    console.log(
+      `  outcome: ${s.ordered} ordered, ${s.abandonedWaiting} gave up waiting, ${s.leftWhenReady} left when READY, ${s.vanishedWhenReady} vanished when READY, ${s.stillWaitingAtEnd} still waiting at the end, ${s.orderFailed} orders failed or cut off by the time limit`,
+    );
     printChecks(config, summary);
-    console.log(`wrote bench/results/simulate-latest.json and ${Object.keys(charts).map((f) => `docs/images/${f}`).join(', ')} (${result.seconds} s in all)`);
+    console.log(
+      `wrote bench/results/simulate-latest.json and ${Object.keys(charts)
+        .map((f) => `docs/images/${f}`)
+        .join(', ')} (${result.seconds} s in all)`,
+    );
   } else {
     const base = abandonmentConfig;
     const configs = Object.fromEntries(Object.entries(VARIANTS).map(([name, v]) => [name, { ...base, ...v }]));
@@ -530,7 +627,11 @@ try {
     names.forEach((name, i) => {
       const config = configs[name];
       const checks = checksOf(config, raws[i]);
-      runs[name] = { config: { abandonAfterSeconds: config.abandonAfterSeconds, pickupTimeoutSeconds: config.pickupTimeoutSeconds }, ...checks, abandonment: abandonmentFiguresOf(config, raws[i], checks, t0) };
+      runs[name] = {
+        config: { abandonAfterSeconds: config.abandonAfterSeconds, pickupTimeoutSeconds: config.pickupTimeoutSeconds },
+        ...checks,
+        abandonment: abandonmentFiguresOf(config, raws[i], checks, t0),
+      };
     });
 
     // ---- charts: on (solid) vs off (dashed)
@@ -539,25 +640,49 @@ try {
     const off = runs.off.abandonment;
     for (const [file, svg] of Object.entries(charts)) writeFileSync(join(images, file), svg);
 
-    const result = { date: new Date().toISOString(), machine: machine(), base, variants: VARIANTS, runs, charts: Object.keys(charts).map((f) => `docs/images/${f}`), seconds: Math.round((performance.now() - started) / 1000) };
+    const result = {
+      date: new Date().toISOString(),
+      machine: machine(),
+      base,
+      variants: VARIANTS,
+      runs,
+      charts: Object.keys(charts).map((f) => `docs/images/${f}`),
+      seconds: Math.round((performance.now() - started) / 1000),
+    };
     writeFileSync(join(here, 'results', 'simulate-abandonment-latest.json'), `${JSON.stringify(result, null, 2)}\n`);
 
     for (const name of names) {
       const { summary } = runs[name];
       const a = runs[name].abandonment;
       const s = summary.outcome;
-      console.log(`\n[${name}] abandonAfterSeconds ${a.abandonAfterSeconds}, pickupTimeoutSeconds ${a.pickupTimeoutSeconds}: ran ${summary.durationSeconds} s${summary.stoppedByDeadline ? ' (stopped by the time limit)' : ''}`);
-      console.log(`  outcome: ${s.ordered} ordered, ${s.stoppedPolling} stopped polling while waiting, ${s.goneAtAdmission} never came back after admission (+${s.goneAfterReadingReady} after reading READY), ${s.stillWaitingAtEnd} still waiting at the end, ${s.orderFailed} orders failed, ${s.unfinished} unfinished`);
-      console.log(`  admissions ${a.admissions}: ${a.toLiveShoppers} to live shoppers (${(a.liveShare * 100).toFixed(1)}%), ${a.toShoppersAlreadyGone.total} to shoppers already gone${a.abandonAfterSeconds !== null ? ` (silent < ${a.abandonAfterSeconds} s: ${a.toShoppersAlreadyGone.silentLessThanA}; ${a.abandonAfterSeconds}-${a.abandonAfterSeconds + 2} s: ${a.toShoppersAlreadyGone.silentAtoA2}; longer: ${a.toShoppersAlreadyGone.silentMoreThanA2})` : ''}, silence p50 ${a.toShoppersAlreadyGone.silenceSecondsP50} s, max ${a.toShoppersAlreadyGone.silenceSecondsMax} s`);
+      console.log(
+        `\n[${name}] abandonAfterSeconds ${a.abandonAfterSeconds}, pickupTimeoutSeconds ${a.pickupTimeoutSeconds}: ran ${summary.durationSeconds} s${summary.stoppedByDeadline ? ' (stopped by the time limit)' : ''}`,
+      );
+      console.log(
+        `  outcome: ${s.ordered} ordered, ${s.stoppedPolling} stopped polling while waiting, ${s.goneAtAdmission} never came back after admission (+${s.goneAfterReadingReady} after reading READY), ${s.stillWaitingAtEnd} still waiting at the end, ${s.orderFailed} orders failed, ${s.unfinished} unfinished`,
+      );
+      console.log(
+        `  admissions ${a.admissions}: ${a.toLiveShoppers} to live shoppers (${(a.liveShare * 100).toFixed(1)}%), ${a.toShoppersAlreadyGone.total} to shoppers already gone${a.abandonAfterSeconds !== null ? ` (silent < ${a.abandonAfterSeconds} s: ${a.toShoppersAlreadyGone.silentLessThanA}; ${a.abandonAfterSeconds}-${a.abandonAfterSeconds + 2} s: ${a.toShoppersAlreadyGone.silentAtoA2}; longer: ${a.toShoppersAlreadyGone.silentMoreThanA2})` : ''}, silence p50 ${a.toShoppersAlreadyGone.silenceSecondsP50} s, max ${a.toShoppersAlreadyGone.silenceSecondsMax} s`,
+      );
       console.log(`  dropped as abandoned ${a.droppedAsAbandoned} (stats ${a.statsAbandoned}), of them still polling: ${a.droppedWhileStillPolling}`);
-      console.log(`  orders ${a.orders}: ${a.ordersFirst60s} in the first 60 s; ${a.ordersPerMinuteWhileLiveWaited}/min while live shoppers waited (${a.busySeconds} s)`);
-      console.log(`  last live shopper admitted at ${a.lastLiveAdmittedAtSeconds} s, longest wait of a live shopper admitted ${a.lastLiveShopperWaitSeconds} s; live shoppers never admitted: ${a.liveStillWaitingAtEnd}${a.liveStillWaitingAtEnd ? ` (waited ${a.liveStillWaitingForSeconds} s by the end)` : ''}`);
+      console.log(
+        `  orders ${a.orders}: ${a.ordersFirst60s} in the first 60 s; ${a.ordersPerMinuteWhileLiveWaited}/min while live shoppers waited (${a.busySeconds} s)`,
+      );
+      console.log(
+        `  last live shopper admitted at ${a.lastLiveAdmittedAtSeconds} s, longest wait of a live shopper admitted ${a.lastLiveShopperWaitSeconds} s; live shoppers never admitted: ${a.liveStillWaitingAtEnd}${a.liveStillWaitingAtEnd ? ` (waited ${a.liveStillWaitingForSeconds} s by the end)` : ''}`,
+      );
       printChecks(configs[name], summary);
     }
-    console.log(`\n  ${ok(on.liveShare >= 0.95)} share of admissions to live shoppers with handling on: ${(on.liveShare * 100).toFixed(1)}% (target >= 95%; off ${(off.liveShare * 100).toFixed(1)}%)`);
+    console.log(
+      `\n  ${ok(on.liveShare >= 0.95)} share of admissions to live shoppers with handling on: ${(on.liveShare * 100).toFixed(1)}% (target >= 95%; off ${(off.liveShare * 100).toFixed(1)}%)`,
+    );
     console.log(`  ${ok(on.ordersFirst60s > off.ordersFirst60s)} orders per minute (first 60 s): on ${on.ordersFirst60s}, off ${off.ordersFirst60s}`);
     console.log(`  ${ok(on.droppedWhileStillPolling === 0)} shoppers dropped while still polling: ${on.droppedWhileStillPolling}`);
-    console.log(`wrote bench/results/simulate-abandonment-latest.json and ${Object.keys(charts).map((f) => `docs/images/${f}`).join(', ')} (${result.seconds} s in all)`);
+    console.log(
+      `wrote bench/results/simulate-abandonment-latest.json and ${Object.keys(charts)
+        .map((f) => `docs/images/${f}`)
+        .join(', ')} (${result.seconds} s in all)`,
+    );
   }
 } finally {
   clearTimeout(hardStop);

@@ -181,13 +181,6 @@ export class WaitingQueue {
   }
 
   /**
-   * How far from the head a waiting member's calls are recorded as signs of life:
-   * twice what can be admitted within `abandonAfterSeconds` (a full bucket plus the
-   * rate in force over that time). A member further back costs nothing; it crosses
-   * this line, and polls, many times before it can be admitted, unless the line
-   * moves more than twice as fast as the controls say. Undefined when abandonment is off.
-   */
-  /**
    * The most members dropped per second (over every instance): dropping moves the line
    * without the bucket, and must not carry it across the presence head before a live
    * member there is seen: within its polling interval (+20% jitter) and a flush, twice over.
@@ -199,6 +192,14 @@ export class WaitingQueue {
     return head / (2 * (slowest * 1.2 + PRESENCE_FLUSH_MS / 1000));
   }
 
+  /**
+   * How far from the head a waiting member's calls are recorded as signs of life:
+   * twice what can be admitted within `abandonAfterSeconds` (a full bucket plus the
+   * rate in force over that time). A member further back costs nothing; it crosses
+   * this line, and polls, many times before it can be admitted: admissions are held
+   * by the bucket, and drops by the drop pace (#dropsPerSecond). Undefined when
+   * abandonment is off.
+   */
   #presenceHead(): number | undefined {
     const after = this.#config.abandonAfterMs;
     if (after === null) return undefined;

@@ -87,7 +87,9 @@ export async function runMemory({ url, sizes = [100_000, 1_000_000], log = conso
         waitgateLoadMs: round(waitgate.loadMs, 0),
         bareLoadMs: round(bare.loadMs, 0),
       };
-      log(`  ${n.toLocaleString('en-US')} members, abandonment off: waitgate ${out.memory[n].waitgateBytesPerMember} B, bare zset ${out.memory[n].bareZsetBytesPerMember} B per member (loaded in ${(waitgate.loadMs / 1000).toFixed(1)} s)`);
+      log(
+        `  ${n.toLocaleString('en-US')} members, abandonment off: waitgate ${out.memory[n].waitgateBytesPerMember} B, bare zset ${out.memory[n].bareZsetBytesPerMember} B per member (loaded in ${(waitgate.loadMs / 1000).toFixed(1)} s)`,
+      );
 
       const withPresence = await measureLoad(control, () => loadQueue(members, { presence: true, api }));
       const seenEntries = await control.hlen(seenKey('mem'));
@@ -101,11 +103,15 @@ export async function runMemory({ url, sizes = [100_000, 1_000_000], log = conso
         bareZsetBytesPerMember: round(bare.bytes / n, 1),
         ratio: round(withPresence.bytes / bare.bytes, 3),
         bytesPerSeenEntry: round((withPresence.bytes - waitgate.bytes) / seenEntries, 1),
-        waitgateLoad: api ? `${API_METHOD} (the enter script records the first ${presenceHead.toLocaleString('en-US')})` : `${BULK_METHOD}, then seen for the first ${presenceHead.toLocaleString('en-US')} (bench/lib/seen.mjs)`,
+        waitgateLoad: api
+          ? `${API_METHOD} (the enter script records the first ${presenceHead.toLocaleString('en-US')})`
+          : `${BULK_METHOD}, then seen for the first ${presenceHead.toLocaleString('en-US')} (bench/lib/seen.mjs)`,
         waitgateLoadMs: round(withPresence.loadMs, 0),
       };
       const m = out.memoryWithPresence[n];
-      log(`  ${n.toLocaleString('en-US')} members, abandonment on (300 s, presence head ${presenceHead.toLocaleString('en-US')}): waitgate ${m.waitgateBytesPerMember} B per member, ratio ${m.ratio} to the bare zset; ${seenEntries.toLocaleString('en-US')} seen entries, ${m.bytesPerSeenEntry} B each`);
+      log(
+        `  ${n.toLocaleString('en-US')} members, abandonment on (300 s, presence head ${presenceHead.toLocaleString('en-US')}): waitgate ${m.waitgateBytesPerMember} B per member, ratio ${m.ratio} to the bare zset; ${seenEntries.toLocaleString('en-US')} seen entries, ${m.bytesPerSeenEntry} B each`,
+      );
 
       if (n === 100_000) {
         // The bulk path leaves what real enters leave: same memory, and a real enter continues the sequence.
@@ -127,7 +133,9 @@ export async function runMemory({ url, sizes = [100_000, 1_000_000], log = conso
           apiBytesPerMember: m.waitgateBytesPerMember,
           ok: Math.abs(bulkSeen.bytes - withPresence.bytes) / withPresence.bytes < 0.02,
         };
-        log(`  bulk path check at 100,000: off ${out.bulkCheck.bulkBytesPerMember} vs ${out.bulkCheck.apiBytesPerMember} B through the API (ranks continue: ${out.bulkCheck.ok}); on ${out.bulkCheckWithPresence.bulkBytesPerMember} vs ${out.bulkCheckWithPresence.apiBytesPerMember} B (${out.bulkCheckWithPresence.ok})`);
+        log(
+          `  bulk path check at 100,000: off ${out.bulkCheck.bulkBytesPerMember} vs ${out.bulkCheck.apiBytesPerMember} B through the API (ranks continue: ${out.bulkCheck.ok}); on ${out.bulkCheckWithPresence.bulkBytesPerMember} vs ${out.bulkCheckWithPresence.apiBytesPerMember} B (${out.bulkCheckWithPresence.ok})`,
+        );
       }
     }
 
@@ -164,10 +172,18 @@ export async function runMemory({ url, sizes = [100_000, 1_000_000], log = conso
         }
       }
       await control.config('SET', 'slowlog-log-slower-than', '10000');
-      const summary = (name) => ({ medianUs: median(times[name]), minUs: Math.min(...times[name]), maxUs: Math.max(...times[name]), calls: times[name].length, admittedPerCall: median(counts[name]) });
+      const summary = (name) => ({
+        medianUs: median(times[name]),
+        minUs: Math.min(...times[name]),
+        maxUs: Math.max(...times[name]),
+        calls: times[name].length,
+        admittedPerCall: median(counts[name]),
+      });
       out.admit[n] = { ...summary('off'), abandonAfterSeconds: null };
       out.admitWithPresence[n] = { ...summary('on'), abandonAfterSeconds: 300 };
-      log(`  admit(50) at ${n.toLocaleString('en-US')} waiting: median ${out.admit[n].medianUs} us of Redis time with abandonment off, ${out.admitWithPresence[n].medianUs} us on (${CALLS} calls each, interleaved; ${out.admitWithPresence[n].admittedPerCall} admitted per call)`);
+      log(
+        `  admit(50) at ${n.toLocaleString('en-US')} waiting: median ${out.admit[n].medianUs} us of Redis time with abandonment off, ${out.admitWithPresence[n].medianUs} us on (${CALLS} calls each, interleaved; ${out.admitWithPresence[n].admittedPerCall} admitted per call)`,
+      );
     }
     {
       const [small, big] = Object.values(out.admitWithPresence);

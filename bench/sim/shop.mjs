@@ -54,7 +54,20 @@ const store = {
     return result;
   },
 };
-for (const m of ['position', 'claim', 'consume', 'release', 'leave', 'stats', 'queueSnapshot', 'acceptCurrentState', 'warnings', 'touch', 'setControls', 'controls']) {
+for (const m of [
+  'position',
+  'claim',
+  'consume',
+  'release',
+  'leave',
+  'stats',
+  'queueSnapshot',
+  'acceptCurrentState',
+  'warnings',
+  'touch',
+  'setControls',
+  'controls',
+]) {
   if (typeof inner[m] === 'function') store[m] = (...args) => (count(m), inner[m](...args));
 }
 

@@ -42,7 +42,14 @@ function request(method, path, cookie, { body, headers = {} } = {}) {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     inFlight++;
     const req = http.request(
-      { host: '127.0.0.1', port, method, path, agent, headers: { cookie, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}), ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent,
+        headers: { cookie, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}), ...headers },
+      },
       (res) => {
         let data = '';
         res.setEncoding('utf8');
@@ -96,7 +103,18 @@ setInterval(() => {
   }
 }, 50).unref();
 
-const outcome = { ordered: 0, abandonedWaiting: 0, leftWhenReady: 0, vanishedWhenReady: 0, stillWaitingAtEnd: 0, orderFailed: 0, unfinished: 0, stoppedPolling: 0, goneAtAdmission: 0, goneAfterReadingReady: 0 };
+const outcome = {
+  ordered: 0,
+  abandonedWaiting: 0,
+  leftWhenReady: 0,
+  vanishedWhenReady: 0,
+  stillWaitingAtEnd: 0,
+  orderFailed: 0,
+  unfinished: 0,
+  stoppedPolling: 0,
+  goneAtAdmission: 0,
+  goneAfterReadingReady: 0,
+};
 const lost = { notEnteredWhileWaiting: 0, notEnteredIds: [] };
 const errorsByStatus = {};
 const shoppers = [];
@@ -137,14 +155,38 @@ function sleepFor(me, ms) {
 async function shopper(i) {
   const id = `s${String(i).padStart(6, '0')}`;
   const cookie = `shopper=${id}`;
-  const me = { id, enterStart: 0, enterEnd: 0, state: 'arriving', readyAt: null, kind: 'buyer', stopAt: null, stoppedAt: null, lastAnsweredAt: null, admittedAt: null, gone: false, goesAtAdmission: false, orderedAt: null, shownWaitSeconds: null, wake: null };
+  const me = {
+    id,
+    enterStart: 0,
+    enterEnd: 0,
+    state: 'arriving',
+    readyAt: null,
+    kind: 'buyer',
+    stopAt: null,
+    stoppedAt: null,
+    lastAnsweredAt: null,
+    admittedAt: null,
+    gone: false,
+    goesAtAdmission: false,
+    orderedAt: null,
+    shownWaitSeconds: null,
+    wake: null,
+  };
   shoppers.push(me);
   byId.set(id, me);
   const rng = shopperRandom(i);
   let r = rng();
   const silent = r < silentWaiting;
   r = silent ? rng() : (r - silentWaiting) / (1 - silentWaiting); // the other kinds among the rest, as before
-  const kind = silent ? 'silent' : r < config.abandonWaiting ? 'impatient' : r < config.abandonWaiting + config.leaveWhenReady ? 'leaves-when-ready' : r < config.abandonWaiting + config.leaveWhenReady + config.vanishWhenReady ? 'vanishes' : 'buyer';
+  const kind = silent
+    ? 'silent'
+    : r < config.abandonWaiting
+      ? 'impatient'
+      : r < config.abandonWaiting + config.leaveWhenReady
+        ? 'leaves-when-ready'
+        : r < config.abandonWaiting + config.leaveWhenReady + config.vanishWhenReady
+          ? 'vanishes'
+          : 'buyer';
   me.kind = kind;
   me.goesAtAdmission = rng() < goneAtAdmission;
   const patienceMs = rand(config.patienceSeconds[0], config.patienceSeconds[1], rng) * 1000;
@@ -291,7 +333,21 @@ process.on('message', async (message) => {
     b ??= { polls: 0, pollLatencies: [], enters: 0, orders: 0, orderLatencies: [], errors: 0, status503: 0, inFlightMax: 0 };
     const lat = b.pollLatencies.sort((x, y) => x - y);
     const ol = b.orderLatencies.sort((x, y) => x - y);
-    return { t, polls: b.polls, enters: b.enters, orders: b.orders, errors: b.errors, status503: b.status503, pollP50Ms: q(lat, 0.5), pollP99Ms: q(lat, 0.99), orderP99Ms: q(ol, 0.99), httpInFlightMax: b.inFlightMax, loadgenCpuPercent: b.cpuPercent ?? null, loadgenLagMaxMs: Math.round(b.lagMaxMs ?? 0), agentQueuedMax: b.agentQueuedMax ?? 0 };
+    return {
+      t,
+      polls: b.polls,
+      enters: b.enters,
+      orders: b.orders,
+      errors: b.errors,
+      status503: b.status503,
+      pollP50Ms: q(lat, 0.5),
+      pollP99Ms: q(lat, 0.99),
+      orderP99Ms: q(ol, 0.99),
+      httpInFlightMax: b.inFlightMax,
+      loadgenCpuPercent: b.cpuPercent ?? null,
+      loadgenLagMaxMs: Math.round(b.lagMaxMs ?? 0),
+      agentQueuedMax: b.agentQueuedMax ?? 0,
+    };
   });
   const allPolls = bins.flatMap((b) => b?.pollLatencies ?? []).sort((x, y) => x - y);
   process.send({
@@ -304,7 +360,20 @@ process.on('message', async (message) => {
     pollLatencyMs: { count: allPolls.length, p50: q(allPolls, 0.5), p99: q(allPolls, 0.99), max: allPolls[allPolls.length - 1] ?? null },
     enters: shoppers.map((s) => [s.id, s.enterStart, s.enterEnd, s.state]),
     // Per shopper, for the abandonment figures (epoch ms; null when it did not happen).
-    shoppers: shoppers.map((s) => ({ id: s.id, kind: s.kind, state: s.state, enterEnd: s.enterEnd || null, lastAnsweredAt: s.lastAnsweredAt, stopAt: s.stopAt, stoppedAt: s.stoppedAt, admittedAt: s.admittedAt, readyAt: s.readyAt, orderedAt: s.orderedAt, goesAtAdmission: s.goesAtAdmission, shownWaitSeconds: s.shownWaitSeconds })),
+    shoppers: shoppers.map((s) => ({
+      id: s.id,
+      kind: s.kind,
+      state: s.state,
+      enterEnd: s.enterEnd || null,
+      lastAnsweredAt: s.lastAnsweredAt,
+      stopAt: s.stopAt,
+      stoppedAt: s.stoppedAt,
+      admittedAt: s.admittedAt,
+      readyAt: s.readyAt,
+      orderedAt: s.orderedAt,
+      goesAtAdmission: s.goesAtAdmission,
+      shownWaitSeconds: s.shownWaitSeconds,
+    })),
     stoppedByDeadline: stop,
   });
   agent.destroy();

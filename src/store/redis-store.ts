@@ -43,6 +43,22 @@ import type {
 
 export type { RedisClientLike } from './redis-scripts.js';
 
+/** The clocks of every RedisStore on one client, reset by one `ready` listener (not one per store). */
+const clocksOfClient = new WeakMap<object, Set<RedisClock>>();
+
+function onReconnect(client: RedisClientLike, clock: RedisClock): void {
+  let clocks = clocksOfClient.get(client);
+  if (!clocks) {
+    const registered = new Set<RedisClock>();
+    clocks = registered;
+    clocksOfClient.set(client, registered);
+    client.on?.('ready', () => {
+      for (const c of registered) c.reset();
+    });
+  }
+  clocks.add(clock);
+}
+
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster`. Set `commandTimeout` and `maxRetriesPerRequest: 1` on it for fast failure. */
@@ -97,7 +113,7 @@ export class RedisStore implements Store {
     this.prefix = parsed.prefix;
     this.#run = registerScripts(parsed.client);
     // A new connection may reach another node (a failover) with another clock: learn it again.
-    parsed.client.on?.('ready', () => this.#clock.reset());
+    onReconnect(parsed.client, this.#clock);
   }
 
   async enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
