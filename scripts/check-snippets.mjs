@@ -31,19 +31,6 @@ const FENCE = /^( *)(`{3,}|~{3,})\s*([\w+-]*)/;
 const DIRECTIVE = /^<!--\s*(snippet(?:-[a-z]+)?)\s*:\s*(.*?)\s*-->$/;
 
 /** What a reader's project would have: strict, ESM (NodeNext), Node types; JS checked too. */
-const compilerOptions = {
-  strict: true,
-  target: ts.ScriptTarget.ES2022,
-  lib: ['lib.es2023.d.ts'],
-  module: ts.ModuleKind.NodeNext,
-  moduleResolution: ts.ModuleResolutionKind.NodeNext,
-  types: ['node'],
-  esModuleInterop: true,
-  skipLibCheck: true,
-  allowJs: true,
-  checkJs: true,
-  noEmit: true,
-};
 const tsconfigJson = {
   compilerOptions: {
     strict: true,
@@ -59,6 +46,9 @@ const tsconfigJson = {
     noEmit: true,
   },
 };
+// The same options for the compiler API, converted rather than written twice.
+const { options: compilerOptions, errors: optionErrors } = ts.convertCompilerOptionsFromJson(tsconfigJson.compilerOptions, root);
+if (optionErrors.length > 0) throw new Error(`check-snippets: bad compiler options: ${optionErrors.map((e) => ts.flattenDiagnosticMessageText(e.messageText, ' ')).join('; ')}`);
 
 /** Fenced ts/js blocks of one markdown file, with the directives in the comment lines right above each. */
 function extractBlocks(file) {

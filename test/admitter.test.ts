@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitgateConfigError, WaitingQueue } from '../src/index.js';
 import { sleep } from './support/unique.js';
+import { storeWith } from './support/store-with.js';
 
 describe('startAdmitter options', () => {
   it.each([
@@ -28,14 +29,10 @@ describe('admitter schedule', () => {
     // Rate 100/s, default burst 100, admitter every 100 ms; each admit() waits 60 ms more
     // (a slow store). Scheduled from the end of each call, it would admit ~100 × 100/160.
     const memory = new MemoryStore();
-    const slow = new Proxy(memory, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        if (prop !== 'admit' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-        return async (...args: unknown[]) => {
-          await sleep(60);
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
+    const slow = storeWith(memory, {
+      admit: async (...args: Parameters<MemoryStore['admit']>) => {
+        await sleep(60);
+        return memory.admit(...args);
       },
     });
     const queue = new WaitingQueue({ store: slow, name: 'rate', admitRatePerSecond: 100, admitBurst: 10 });

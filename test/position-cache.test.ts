@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, WaitingQueue } from '../src/index.js';
+import { storeWith } from './support/store-with.js';
 
 const REFRESH_MS = 50;
 
@@ -158,13 +159,7 @@ describe('positionCache refresh limit under churn', () => {
   it('reads the snapshot at most once per refreshMs while members enter, are admitted and leave', async () => {
     const memory = new MemoryStore();
     let snapshots = 0;
-    const store = new Proxy(memory, {
-      get(target, prop) {
-        if (prop === 'queueSnapshot') snapshots++;
-        const value = Reflect.get(target, prop) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const store = storeWith(memory, { queueSnapshot: (queue: string) => (snapshots++, memory.queueSnapshot(queue)) });
     const queue = new WaitingQueue({ store, name: 'churn', admitRatePerSecond: 5, positionCache: { refreshMs: 250, exactBelowRank: 100 } });
     for (let i = 0; i < 3000; i++) await queue.enter(`m${i}`);
     for (let i = 1000; i < 3000; i++) await queue.position(`m${i}`); // learn their sequences

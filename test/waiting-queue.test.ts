@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, StoreUnavailableError, WaitingQueue, type AdmitRequest, type RecoveryNotice, type Store, type StoreWarning } from '../src/index.js';
 import { sleep } from './support/unique.js';
+import { storeWith } from './support/store-with.js';
 
 /** A store whose every method hangs until released, or fails, as a test wants. */
 function brokenStore(behaviour: 'hang' | 'throw' | 'reject'): Store {
@@ -70,10 +71,9 @@ describe('admitter', () => {
   it('emits the first store error of an incident, keeps running, and reports the recovery', async () => {
     let failures = 5;
     const memory = new MemoryStore();
-    const store: Store = {
-      ...bind(memory),
-      admit: (queue, request) => (failures-- > 0 ? Promise.reject(new Error('boom')) : memory.admit(queue, request)),
-    };
+    const store = storeWith(memory, {
+      admit: (queue: string, request: AdmitRequest) => (failures-- > 0 ? Promise.reject(new Error('boom')) : memory.admit(queue, request)),
+    });
     const queue = new WaitingQueue({ store });
     await queue.enter('alice');
     const errors: Error[] = [];
@@ -116,7 +116,7 @@ describe('store warnings', () => {
   it('are emitted once per queue as warning events', async () => {
     const memory = new MemoryStore();
     let checks = 0;
-    const store: Store = { ...bind(memory), warnings: async () => (checks++, [{ code: 'TEST', message: 'check your store' }]) };
+    const store = storeWith(memory, { warnings: async () => (checks++, [{ code: 'TEST', message: 'check your store' }]) });
     const queue = new WaitingQueue({ store });
     const warnings: StoreWarning[] = [];
     queue.on('warning', (w) => warnings.push(w));
@@ -128,32 +128,12 @@ describe('store warnings', () => {
   });
 });
 
-/** The store's methods bound to it, to build a partial fake around a real store. */
-function bind(store: MemoryStore): Store {
-  return {
-    enter: store.enter.bind(store),
-    position: store.position.bind(store),
-    admit: store.admit.bind(store),
-    claim: store.claim.bind(store),
-    consume: store.consume.bind(store),
-    release: store.release.bind(store),
-    leave: store.leave.bind(store),
-    stats: store.stats.bind(store),
-  };
-}
-
 describe('admit() work', () => {
   /** A MemoryStore that records how many fresh tokens each admission step was sent. */
   function countingStore() {
     const memory = new MemoryStore();
     const sent: number[] = [];
-    const store = new Proxy(memory, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop) as unknown;
-        if (prop === 'admit') return (queue: string, request: AdmitRequest) => (sent.push(request.tokens.length), memory.admit(queue, request));
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const store = storeWith(memory, { admit: (queue: string, request: AdmitRequest) => (sent.push(request.tokens.length), memory.admit(queue, request)) });
     return { store, sent };
   }
 
@@ -182,13 +162,8 @@ describe('admit() when its second step fails', () => {
   it('returns and announces the members the first step admitted, and reports the failure', async () => {
     const memory = new MemoryStore();
     let calls = 0;
-    const store = new Proxy(memory, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop) as unknown;
-        if (prop === 'admit')
-          return (queue: string, request: AdmitRequest) => (++calls === 2 ? Promise.reject(new Error('connection reset')) : memory.admit(queue, request));
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const store = storeWith(memory, {
+      admit: (queue: string, request: AdmitRequest) => (++calls === 2 ? Promise.reject(new Error('connection reset')) : memory.admit(queue, request)),
     });
     const queue = new WaitingQueue({ store, admitRatePerSecond: 100, admitBurst: 100 });
     for (let i = 0; i < 40; i++) await queue.enter(`m${i}`);

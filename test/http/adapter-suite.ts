@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, QueueStateLostError, WaitingQueue, type Position, type Store } from '../../src/index.js';
 import type { Entry } from '../../src/http/core.js';
+import { storeWith } from '../support/store-with.js';
 
 /**
  * The app every adapter test builds:
@@ -373,13 +374,8 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
       it('retries a consume that met a store failure in the background, and the entry tells it apart from a refusal', async () => {
         const memory = new MemoryStore();
         let failures = 2;
-        const flaky = new Proxy(memory, {
-          get(target, prop) {
-            const value = Reflect.get(target, prop) as unknown;
-            if (prop === 'consume')
-              return (...args: Parameters<Store['consume']>) => (failures-- > 0 ? Promise.reject(new Error('connection reset')) : memory.consume(...args));
-            return typeof value === 'function' ? value.bind(target) : value;
-          },
+        const flaky = storeWith(memory, {
+          consume: (...args: Parameters<Store['consume']>) => (failures-- > 0 ? Promise.reject(new Error('connection reset')) : memory.consume(...args)),
         });
         const { app, order, orders, admittedToken, queue } = await setup({ store: flaky, settle: 'manual' });
         try {

@@ -3,22 +3,19 @@
 import { describe, expect, it } from 'vitest';
 import { createEntry } from '../../src/http/entry.js';
 import { MemoryStore, QueueStateLostError, StoreUnavailableError, WaitingQueue, type Store } from '../../src/index.js';
+import { storeWith } from '../support/store-with.js';
 
 /** A queue whose consume and release fail as `fail` says, and the errors it reports. */
 async function claimedEntry(fail: () => Error | null) {
   const memory = new MemoryStore();
-  const store = new Proxy(memory, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop) as unknown;
-      if (prop === 'consume' || prop === 'release') {
-        return (...args: Parameters<Store['consume']>) => {
-          const error = fail();
-          return error ? Promise.reject(error) : (value as Store['consume']).apply(target, args);
-        };
-      }
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  // consume and release fail as `fail` says, else run on the real store.
+  const failing =
+    (settle: Store['consume']) =>
+    (...args: Parameters<Store['consume']>) => {
+      const error = fail();
+      return error ? Promise.reject(error) : settle(...args);
+    };
+  const store = storeWith(memory, { consume: failing(memory.consume.bind(memory)), release: failing(memory.release.bind(memory)) });
   const queue = new WaitingQueue({ store });
   const errors: Error[] = [];
   queue.on('error', (e) => errors.push(e));
