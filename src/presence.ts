@@ -42,10 +42,16 @@ export class Presence {
     this.#latestNow = Math.max(this.#latestNow, storeNow);
     if (this.#seen.size + this.#pickedUp.size >= BATCH || this.#latestNow - this.#lastFlushAt >= PRESENCE_FLUSH_MS) {
       void this.flush();
-    } else if (!this.#timer) {
-      this.#timer = setTimeout(() => void this.flush(), PRESENCE_FLUSH_MS);
-      this.#timer.unref?.();
+    } else {
+      this.#flushLater();
     }
+  }
+
+  /** The unref'd timer that flushes the tail, unless one is already set. */
+  #flushLater(): void {
+    if (this.#timer) return;
+    this.#timer = setTimeout(() => void this.flush(), PRESENCE_FLUSH_MS);
+    this.#timer.unref?.();
   }
 
   /** The store's time, from an answer that carries no member (e.g. an admission step). */
@@ -79,9 +85,6 @@ export class Presence {
   #keep(batch: PresenceBatch): void {
     for (const id of batch.pickedUp) if (this.#seen.size + this.#pickedUp.size < MAX_PENDING) this.#pickedUp.add(id);
     for (const id of batch.seen) if (this.#seen.size + this.#pickedUp.size < MAX_PENDING) this.#seen.add(id);
-    if (!this.#timer && this.#seen.size + this.#pickedUp.size > 0) {
-      this.#timer = setTimeout(() => void this.flush(), PRESENCE_FLUSH_MS);
-      this.#timer.unref?.();
-    }
+    if (this.#seen.size + this.#pickedUp.size > 0) this.#flushLater();
   }
 }

@@ -118,6 +118,11 @@ function rankProbes(line: WaitingLine, boundaries: readonly number[]): Array<{ r
   return [...ranks].sort((a, b) => a - b).map((rank) => ({ rank, seq: line.seqAtRank(rank)! }));
 }
 
+/** A scheduled opening is still ahead (`now < opensAt`, as the scripts compare). */
+function beforeOpening(c: Controls, now: number): boolean {
+  return c.opensAt !== undefined && now < c.opensAt;
+}
+
 /** The controls a position shows. */
 function controlsView(c: Controls): ControlsView {
   return {
@@ -159,25 +164,26 @@ export class MemoryStore implements Store {
     if (record && deadlineOf(record) <= now) q.tokens.delete(memberId);
     const held = q.tokens.get(memberId);
     if (held) held.pickupBy = 0; // answering READY: the token is picked up
-    if (held || q.waiting.has(memberId)) {
-      const snapshot = this.#snapshot(q, memberId, now);
-      if (snapshot.rank !== null && options.presenceHead !== undefined && snapshot.rank < options.presenceHead) q.seen.set(memberId, now);
-      return snapshot;
-    }
+    if (held || q.waiting.has(memberId)) return this.#present(q, memberId, now, options.presenceHead);
     const c = q.controls;
     if (c.mode === 'closed') throw new QueueClosedError(c.message ?? null);
     // Passthrough lets a new member through, except before a scheduled opening (then it pre-queues).
-    if (c.mode === 'passthrough' && !(c.opensAt !== undefined && now < c.opensAt)) {
+    if (c.mode === 'passthrough' && !beforeOpening(c, now)) {
       if (options.token === undefined || options.tokenTtlMs === undefined) return { ...this.#snapshot(q, memberId, now), needsToken: true };
       q.tokens.set(memberId, { token: options.token, tokenExp: now + options.tokenTtlMs, claimId: null, claimExp: 0, pickupBy: 0 });
       return this.#snapshot(q, memberId, now);
     }
     const seq = ++q.seq;
-    const preQueue = c.opensAt !== undefined && now < c.opensAt && c.preQueueFrom !== undefined;
+    const preQueue = beforeOpening(c, now) && c.preQueueFrom !== undefined;
     const score = preQueue ? c.preQueueFrom! + (c.shuffle && c.seed !== undefined ? drawScore(c.seed, memberId) : seq) : (c.scoreBase ?? 0) + seq;
     q.waiting.insert(memberId, score);
+    return this.#present(q, memberId, now, options.presenceHead);
+  }
+
+  /** The member's snapshot after an enter; a waiting member near the head (rank below `presenceHead`) is seen now. */
+  #present(q: QueueState, memberId: string, now: number, presenceHead: number | undefined): MemberSnapshot {
     const snapshot = this.#snapshot(q, memberId, now);
-    if (snapshot.rank !== null && options.presenceHead !== undefined && snapshot.rank < options.presenceHead) q.seen.set(memberId, now);
+    if (snapshot.rank !== null && presenceHead !== undefined && snapshot.rank < presenceHead) q.seen.set(memberId, now);
     return snapshot;
   }
 
@@ -209,7 +215,7 @@ export class MemoryStore implements Store {
     if (maxActive !== null) admittable = Math.min(admittable, maxActive - active);
     const passthrough = c.mode === 'passthrough';
     if (passthrough) admittable = Math.min(waitingBefore, PASSTHROUGH_BATCH);
-    if (c.mode === 'paused' || c.mode === 'closed' || (c.opensAt !== undefined && now < c.opensAt)) admittable = 0;
+    if (c.mode === 'paused' || c.mode === 'closed' || beforeOpening(c, now)) admittable = 0;
     admittable = Math.max(0, admittable);
     const n = Math.min(admittable, request.tokens.length);
 
@@ -367,8 +373,8 @@ export class MemoryStore implements Store {
     const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle'] as const;
     if (fields.every((f) => next[f] === current[f])) return { version: current.version };
     // What only the store can judge (mirrors lua/setControls-2.lua).
-    const pendingBefore = current.opensAt !== undefined && now < current.opensAt;
-    const pendingAfter = next.opensAt !== undefined && now < next.opensAt;
+    const pendingBefore = beforeOpening(current, now);
+    const pendingAfter = beforeOpening(next, now);
     const startsDraw = (p.shuffle !== undefined || p.opensAt !== undefined) && next.shuffle === true && !(pendingBefore && current.shuffle === true);
     if (startsDraw && !pendingAfter) {
       if (next.opensAt !== undefined) throw new WaitgateConfigError('opensAt', 'is in the past: a shuffled pre-queue needs an opening in the future');
