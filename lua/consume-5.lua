@@ -11,7 +11,7 @@
   KEYS[2] active    zset member -> token deadline (ms)
   KEYS[3] leases    zset member -> claim lease expiry (ms)
   KEYS[4] consumed  zset claim id -> forget-after (ms)
-  KEYS[5] meta      hash: gen
+  KEYS[5] meta      hash: gen, tc (tokens consumed since the queue began)
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
   ARGV[3] claim id   ARGV[4] how long to remember the consume (ms)
@@ -40,4 +40,5 @@ redis.call('ZREM', KEYS[2], member)
 redis.call('ZREM', KEYS[3], member)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 redis.call('ZADD', KEYS[4], now + remember, claimId)
+redis.call('HINCRBY', KEYS[5], 'tc', 1) -- the consumed total (lua/includes/queueFigures.lua)
 return 1

@@ -10,17 +10,27 @@
   ARGV[1] generation the caller knows ('' if none)
 
   Returns { waiting, active, claimed, nowMs, generation, abandoned (members dropped
-            since the queue began), then the six window values }, or { STATE_LOST }.
+            since the queue began), then the six window values, then the totals
+            entered, admitted, consumed, expired, then the ten wait slots w0 .. w9
+            (lua/includes/queueFigures.lua; false where empty) }, or { STATE_LOST }.
 ]]
 --- @include "now"
 --- @include "generation"
 --- @include "admissionWindow"
+--- @include "queueFigures"
 
 local gen = checkGeneration(KEYS[4], ARGV[1] or '')
 if not gen then return { STATE_LOST } end
 local now = nowMs()
-local window = redis.call('HMGET', KEYS[4], unpack(WINDOW_FIELDS))
-return appendWindow({ redis.call('ZCARD', KEYS[1]),
-                      redis.call('ZCOUNT', KEYS[2], '(' .. int(now), '+inf'),
-                      redis.call('ZCOUNT', KEYS[3], '(' .. int(now), '+inf'),
-                      now, gen, tonumber(redis.call('HGET', KEYS[4], 'ab') or '0') }, window, 1)
+local fields = {}
+for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
+for _, f in ipairs({ 'ab', 'te', 'ta', 'tc', 'tx' }) do fields[#fields + 1] = f end
+for slot = 0, WAIT_SLOTS - 1 do fields[#fields + 1] = 'w' .. slot end
+local meta = redis.call('HMGET', KEYS[4], unpack(fields))
+local reply = appendWindow({ redis.call('ZCARD', KEYS[1]),
+                             redis.call('ZCOUNT', KEYS[2], '(' .. int(now), '+inf'),
+                             redis.call('ZCOUNT', KEYS[3], '(' .. int(now), '+inf'),
+                             now, gen, tonumber(meta[7] or '0') }, meta, 1)
+for i = 8, 11 do reply[#reply + 1] = tonumber(meta[i] or '0') end
+for i = 12, #fields do reply[#reply + 1] = meta[i] or false end
+return reply

@@ -1,6 +1,14 @@
 // waitgate: a virtual waiting queue in front of an order API. Core, stores, errors and types.
 
-export { WaitingQueue, type WaitingQueueEvents, type RecoveryNotice, type Listener as WaitingQueueListener } from './waiting-queue.js';
+export {
+  WaitingQueue,
+  STORE_CALL_CHANNEL,
+  type StoreCallMessage,
+  type SettledClaim,
+  type WaitingQueueEvents,
+  type RecoveryNotice,
+  type Listener as WaitingQueueListener,
+} from './waiting-queue.js';
 export type { Admitter, AdmitterOptions } from './admitter.js';
 export { RedisStore, type RedisStoreOptions, type RedisClientLike } from './store/redis-store.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
@@ -19,7 +27,7 @@ export { normalizeMemberId, type MemberId } from './member-id.js';
 export { toHttpResponse, type HttpErrorResponse, type HttpErrorCode, type ErrorBody } from './http/error-response.js';
 export type { PositionCacheOptions } from './position-cache.js';
 export { DEFAULT_POLLING_INTERVALS, type WaitingQueueOptions, type PollingTier, type QueueConfig } from './options.js';
-export type { Position, PositionStatus, Admission, AdmittedMember, Claim, QueueStats } from './types.js';
+export type { Position, PositionStatus, Admission, AdmittedMember, Claim, QueueStats, QueueTotals, WaitFigures, MemberInspection } from './types.js';
 export { drawOrder, type QueueControls, type ControlsPatch, type QueueMode } from './controls.js';
 // For custom stores: the Store interface and what it exchanges with WaitingQueue.
 export type {

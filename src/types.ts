@@ -43,6 +43,12 @@ export interface AdmittedMember {
   memberId: string;
   /** Epoch milliseconds. */
   expiresAt: number;
+  /**
+   * How long the member waited, from entering (or from the scheduled opening, for a
+   * member who entered before it) to this admission, in seconds; null when the store
+   * cannot tell (a custom store, or a member who entered before an upgrade).
+   */
+  waitedSeconds: number | null;
 }
 
 /** A token claimed for one request: pass it to `consume` after commit or `release` after rollback. */
@@ -56,6 +62,35 @@ export interface Claim {
   expiresAt: number;
 }
 
+/** Transitions counted by the store since the queue began, over every instance. */
+export interface QueueTotals {
+  /** Members who joined the line (a repeated enter of a waiting member is not counted again). */
+  entered: number;
+  /** Tokens issued: by admission, and at once in passthrough. */
+  admitted: number;
+  /** Members dropped as abandoned (silent for `abandonAfterSeconds` when their turn came). */
+  abandoned: number;
+  /** Tokens used for good (a first successful `consume`). */
+  consumed: number;
+  /** Tokens that ended unused: past their TTL, or not picked up within `pickupTimeoutSeconds`. */
+  expired: number;
+}
+
+/**
+ * The wait of members admitted in the last 10 minutes (by whole minutes: the last 9
+ * to 10), in seconds: from entering, or from the scheduled opening for those who
+ * entered before it, to admission. p50 and p90 are read from a histogram whose bins
+ * are 19% wide (at most 9% off), max is exact to the millisecond. All 0 when nobody was
+ * admitted in that time (then `count` is 0).
+ */
+export interface WaitFigures {
+  p50: number;
+  p90: number;
+  max: number;
+  /** Admissions these figures are drawn from. */
+  count: number;
+}
+
 /** Counters of one queue. */
 export interface QueueStats {
   /** Members waiting. */
@@ -66,6 +101,34 @@ export interface QueueStats {
   claimed: number;
   /** Admissions per second observed over the last few seconds (0 when none). */
   admittedPerSecond: number;
-  /** Members dropped as abandoned since the queue began (silent for `abandonAfterSeconds` when their turn came). */
+  /** Members dropped as abandoned since the queue began (silent for `abandonAfterSeconds` when their turn came); the same as `totals.abandoned`. */
   abandoned: number;
+  /** Queue-wide totals since the queue began, kept in the store (all 0 on a custom store that keeps none). */
+  totals: QueueTotals;
+  /** The wait of members admitted in the last 10 minutes, kept in the store. */
+  waitSeconds: WaitFigures;
+}
+
+/**
+ * What `inspect` shows of one member, for an operator: never the token, and reading
+ * it changes nothing (it is not a sign of life, and does not pick a token up).
+ */
+export interface MemberInspection {
+  memberId: string;
+  /** CLAIMED: the token is held by an in-flight request (a live lease). */
+  status: 'WAITING' | 'READY' | 'CLAIMED' | 'NOT_ENTERED';
+  /** WAITING: 0-based place in the line. */
+  rank: number | null;
+  /** Members waiting in the queue now. */
+  totalWaiting: number;
+  /** READY or CLAIMED: when the unused token expires (or is dropped for not being picked up), epoch ms. */
+  tokenExpiresAt: number | null;
+  /** CLAIMED: when the lease ends, epoch ms. */
+  leaseExpiresAt: number | null;
+  /** READY with `pickupTimeoutSeconds`, token not read yet: it is dropped unless read by then, epoch ms. Null otherwise. */
+  pickupBy: number | null;
+  /** WAITING near the head (abandonAfterSeconds): its last sign of life, epoch ms; null if none recorded. */
+  lastSeenAt: number | null;
+  /** The store's clock when it answered, epoch ms. */
+  now: number;
 }

@@ -1,5 +1,6 @@
 // WaitingQueue: the public API. Validates input, delegates each operation to the store, emits events.
 
+import { channel } from 'node:diagnostics_channel';
 import { EventEmitter } from 'node:events';
 import { ADMISSION_WINDOW_MS, observedRate } from './admission-window.js';
 import { parseAdmitterOptions, startTimer, type Admitter, type AdmitterOptions } from './admitter.js';
@@ -10,15 +11,26 @@ import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from '.
 import { PositionCache } from './position-cache.js';
 import { PRESENCE_FLUSH_MS, Presence } from './presence.js';
 import { buildPosition } from './position.js';
+import { waitFigures } from './queue-figures.js';
 import { withTimeout } from './store/with-timeout.js';
 import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
 import type { MemberSnapshot, Store, StoreWarning } from './store/store.js';
-import type { Admission, AdmittedMember, Claim, Position, PositionStatus, QueueStats } from './types.js';
+import type { Admission, AdmittedMember, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
 
 /** Events of a {@link WaitingQueue} and their listener arguments. */
 export interface WaitingQueueEvents {
+  /** A member joined the line through this instance (READY: let through at once, in passthrough). Not for a repeated enter. */
+  entered: [member: { memberId: string; status: 'WAITING' | 'READY' }];
   /** Members admitted by one `admit()` call, in FIFO order. Never carries tokens. */
   admitted: [members: AdmittedMember[]];
+  /** A token claimed through this instance for one request. */
+  claimed: [claim: SettledClaim & { expiresAt: number }];
+  /** A claimed token used for good through this instance (a `consume` that answered true). */
+  consumed: [claim: SettledClaim];
+  /** A claimed token given back through this instance (a `release` that answered true). */
+  released: [claim: SettledClaim];
+  /** A member removed from the line, or whose token was dropped, through this instance (a `leave` that answered true). */
+  left: [member: { memberId: string }];
   /** An error in background work (the admitter). Without a listener it goes to `process.emitWarning`. */
   error: [error: Error];
   /** A set-up problem of the store that can lose members, e.g. a Redis eviction policy other than noeviction. Once per queue. */
@@ -32,6 +44,13 @@ export interface WaitingQueueEvents {
   controls: [controls: QueueControls];
   /** Members dropped as abandoned by one of this instance's admission steps (silent for `abandonAfterSeconds` when their turn came). */
   abandoned: [members: Array<{ memberId: string }>];
+}
+
+/** A claim as the `claimed`, `consumed` and `released` events show it: never the token, nor the claim id that settles it. */
+export interface SettledClaim {
+  memberId: string;
+  /** The token's stable, non-secret id (see {@link Claim.tokenId}). */
+  tokenId: string;
 }
 
 /** Payload of the `recovered` event. */
@@ -50,6 +69,27 @@ export interface RecoveryNotice {
  * @internal
  */
 export const REPORT_ERROR: unique symbol = Symbol.for('waitgate.reportError') as never;
+
+/**
+ * The `node:diagnostics_channel` channel on which every store call of every queue is
+ * published once it settled (only while someone subscribes: no cost otherwise), as a
+ * {@link StoreCallMessage}. `waitgate/opentelemetry` records its durations.
+ */
+export const STORE_CALL_CHANNEL = 'waitgate:store';
+
+/** A message of {@link STORE_CALL_CHANNEL}. */
+export interface StoreCallMessage {
+  queue: WaitingQueue;
+  queueName: string;
+  /** The store operation: enter, position, admit, claim, consume, release, leave, stats, queueSnapshot, touch, controls, setControls, inspect. */
+  operation: string;
+  /** From the call to its settling (or its timeout), ms. */
+  durationMs: number;
+  /** Set when the call failed. */
+  error?: unknown;
+}
+
+const storeCalls = channel(STORE_CALL_CHANNEL);
 
 /** Fresh tokens sent with an admit step when nothing suggests more can be admitted. */
 const MIN_ADMIT_TOKENS = 16;
@@ -117,6 +157,7 @@ export class WaitingQueue {
     let snapshot = await this.#enter(id, this.#passthrough);
     // Passthrough began since this instance last looked: again, with a token to issue at once.
     if (snapshot.needsToken) snapshot = await this.#enter(id, true);
+    if (snapshot.joined) this.#events.emit('entered', { memberId: id, status: snapshot.status === 'READY' ? 'READY' : 'WAITING' });
     // No invalidation of the snapshot: a new member is behind everyone it shows, and the
     // snapshot's refresh limit must hold under the arrival surge (it is at most refreshMs old).
     this.#cache?.remember(id, snapshot);
@@ -255,7 +296,11 @@ export class WaitingQueue {
       for (const a of admissions) this.#cache?.forget(a.memberId);
       this.#events.emit(
         'admitted',
-        admissions.map(({ memberId, expiresAt }) => ({ memberId, expiresAt })),
+        result.admitted.map(({ memberId, expiresAt, waitedMs }) => ({
+          memberId,
+          expiresAt,
+          waitedSeconds: waitedMs === undefined || waitedMs === null ? null : waitedMs / 1000,
+        })),
       );
     }
     return admissions;
@@ -340,7 +385,9 @@ export class WaitingQueue {
       throw new EntryTokenError('IN_USE', { retryAfterSeconds });
     }
     if (result.status !== 'CLAIMED') throw new EntryTokenError(result.status);
-    return { memberId: id, claimId, tokenId: tokenIdOf(token), expiresAt: result.expiresAt };
+    const tokenId = tokenIdOf(token);
+    this.#events.emit('claimed', { memberId: id, tokenId, expiresAt: result.expiresAt });
+    return { memberId: id, claimId, tokenId, expiresAt: result.expiresAt };
   }
 
   /**
@@ -353,7 +400,9 @@ export class WaitingQueue {
     const settle = this.#settleRequest(claim);
     if (!settle) return false;
     const rememberMs = this.#config.entryTokenTtlMs + this.#config.claimTtlMs;
-    return this.#call('consume', (s) => s.consume(this.name, { ...settle, rememberMs }));
+    const consumed = await this.#call('consume', (s) => s.consume(this.name, { ...settle, rememberMs }));
+    if (consumed) this.#events.emit('consumed', { memberId: settle.memberId, tokenId: String(claim.tokenId) });
+    return consumed;
   }
 
   /**
@@ -364,7 +413,9 @@ export class WaitingQueue {
   async release(claim: Claim): Promise<boolean> {
     const settle = this.#settleRequest(claim);
     if (!settle) return false;
-    return this.#call('release', (s) => s.release(this.name, settle));
+    const released = await this.#call('release', (s) => s.release(this.name, settle));
+    if (released) this.#events.emit('released', { memberId: settle.memberId, tokenId: String(claim.tokenId) });
+    return released;
   }
 
   /**
@@ -375,6 +426,7 @@ export class WaitingQueue {
     const id = normalizeMemberId(memberId);
     const left = await this.#call('leave', (s) => s.leave(this.name, id));
     this.#cache?.forget(id);
+    if (left) this.#events.emit('left', { memberId: id });
     return left;
   }
 
@@ -389,10 +441,36 @@ export class WaitingQueue {
     await this.#store.acceptCurrentState?.(this.name);
   }
 
-  /** Counters of this queue. */
+  /**
+   * Counters of this queue, over every instance: members waiting and holding tokens
+   * now, the admission rate, totals since the queue began and the wait of the last
+   * 10 minutes' admissions (kept in the store).
+   */
   async stats(): Promise<QueueStats> {
     const s = await this.#call('stats', (store) => store.stats(this.name));
-    return { waiting: s.waiting, active: s.active, claimed: s.claimed, admittedPerSecond: observedRate(s.window, s.now), abandoned: s.abandoned ?? 0 };
+    const abandoned = s.abandoned ?? s.totals?.abandoned ?? 0;
+    return {
+      waiting: s.waiting,
+      active: s.active,
+      claimed: s.claimed,
+      admittedPerSecond: observedRate(s.window, s.now),
+      abandoned,
+      totals: s.totals ?? { entered: 0, admitted: 0, abandoned, consumed: 0, expired: 0 },
+      waitSeconds: waitFigures(s.waitSlots ?? [], s.now),
+    };
+  }
+
+  /**
+   * One member's state, for an operator: never its token. Reading it changes nothing:
+   * it is not a sign of life (abandonAfterSeconds) and picks no token up.
+   * @throws {@link InvalidMemberIdError}; {@link WaitgateConfigError} when the store
+   *   cannot inspect (a custom store); {@link StoreUnavailableError}.
+   */
+  async inspect(memberId: MemberId): Promise<MemberInspection> {
+    const id = normalizeMemberId(memberId);
+    if (typeof this.#store.inspect !== 'function') throw new WaitgateConfigError('store', 'cannot inspect members (inspect); RedisStore and MemoryStore can');
+    const inspection = await this.#call('inspect', (s) => s.inspect!(this.name, id));
+    return { memberId: id, ...inspection };
   }
 
   on<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): this {
@@ -439,7 +517,23 @@ export class WaitingQueue {
       this.#checkedStore = true;
       void this.#checkStore();
     }
-    return withTimeout(operation, this.#config.operationTimeoutMs, () => run(this.#store));
+    if (!storeCalls.hasSubscribers) return withTimeout(operation, this.#config.operationTimeoutMs, () => run(this.#store));
+    const started = performance.now();
+    const publish = (error?: unknown) => {
+      const message: StoreCallMessage = { queue: this, queueName: this.name, operation, durationMs: performance.now() - started };
+      if (error !== undefined) message.error = error;
+      storeCalls.publish(message);
+    };
+    return withTimeout(operation, this.#config.operationTimeoutMs, () => run(this.#store)).then(
+      (value) => {
+        publish();
+        return value;
+      },
+      (error: unknown) => {
+        publish(error);
+        throw error;
+      },
+    );
   }
 
   async #checkStore(): Promise<void> {

@@ -5,7 +5,8 @@
 -- The meta fields a position needs, in one HMGET (needs the admissionWindow and
 -- controls includes): [1] gen  [2] seq (last entry sequence)  [3..8] the admission
 -- window  [9..15] the controls a position shows  [16] sb  [17] cd (draw seed)
-local META_SB, META_SEED = 16, 17
+-- [18] kt (the last entry checkpoint, queueFigures.lua)
+local META_SB, META_SEED, META_KT = 16, 17, 18
 local META_WINDOW_AT, META_CONTROLS_AT = 3, 9
 local function readMeta(metaKey)
   local fields = { 'gen', 'seq' }
@@ -13,6 +14,7 @@ local function readMeta(metaKey)
   for _, f in ipairs(POSITION_CONTROL_FIELDS) do fields[#fields + 1] = f end
   fields[#fields + 1] = 'sb'
   fields[#fields + 1] = 'cd'
+  fields[#fields + 1] = 'kt'
   return redis.call('HMGET', metaKey, unpack(fields))
 end
 

@@ -18,6 +18,8 @@ export interface QueueKeys {
   admits: string;
   /** hash member -> last sign of life (ms), only for members near the head (abandonAfterSeconds). */
   seen: string;
+  /** zset entry score -> time (ms): entry checkpoints, at most one a second, for the wait figures of stats(). */
+  entries: string;
 }
 
 /** The hash tag shared by a queue's keys: `{<prefix>:<name>}`. In Redis Cluster they all live in its slot. */
@@ -36,5 +38,6 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     meta: `${tag}:meta`,
     admits: `${tag}:admits`,
     seen: `${tag}:seen`,
+    entries: `${tag}:entries`,
   };
 }

@@ -6,6 +6,8 @@ import { EMPTY_WINDOW, recordAdmissionStep } from '../admission-window.js';
 import { drawScore, type QueueMode } from '../controls.js';
 import { QueueClosedError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
+import { EntryCheckpoints, recordWaits, type WaitSlot } from '../queue-figures.js';
+import type { MemberInspection, QueueTotals } from '../types.js';
 import type {
   AdmissionWindow,
   AdmitRequest,
@@ -54,8 +56,12 @@ interface QueueState {
   controls: Controls;
   /** member -> last sign of life (ms), near the head only (mirrors the `seen` key). */
   seen: Map<string, number>;
-  /** Members dropped as abandoned since the queue began. */
-  abandoned: number;
+  /** Totals since the queue began (mirrors meta te ta ab tc tx). */
+  totals: QueueTotals;
+  /** The wait of each minute's admissions, a ring of WAIT_SLOTS (mirrors meta w0 .. w9). */
+  waitSlots: Array<WaitSlot | undefined>;
+  /** Entry checkpoints (mirrors the `entries` key). */
+  entries: EntryCheckpoints;
   /** The drop bucket (mirrors meta dt/dts), null before the first drop check. */
   dropBucket: { tokens: number; refilledAt: number } | null;
 }
@@ -161,7 +167,10 @@ export class MemoryStore implements Store {
     const q = this.#queue(queue);
     const now = this.#now();
     const record = q.tokens.get(memberId);
-    if (record && deadlineOf(record) <= now) q.tokens.delete(memberId);
+    if (record && deadlineOf(record) <= now) {
+      q.tokens.delete(memberId);
+      q.totals.expired++;
+    }
     const held = q.tokens.get(memberId);
     if (held) held.pickupBy = 0; // answering READY: the token is picked up
     if (held || q.waiting.has(memberId)) return this.#present(q, memberId, now, options.presenceHead);
@@ -171,13 +180,19 @@ export class MemoryStore implements Store {
     if (c.mode === 'passthrough' && !beforeOpening(c, now)) {
       if (options.token === undefined || options.tokenTtlMs === undefined) return { ...this.#snapshot(q, memberId, now), needsToken: true };
       q.tokens.set(memberId, { token: options.token, tokenExp: now + options.tokenTtlMs, claimId: null, claimExp: 0, pickupBy: 0 });
-      return this.#snapshot(q, memberId, now);
+      q.totals.entered++;
+      q.totals.admitted++;
+      recordWaits(q.waitSlots, now, [0]);
+      return { ...this.#snapshot(q, memberId, now), joined: true };
     }
     const seq = ++q.seq;
     const preQueue = beforeOpening(c, now) && c.preQueueFrom !== undefined;
     const score = preQueue ? c.preQueueFrom! + (c.shuffle && c.seed !== undefined ? drawScore(c.seed, memberId) : seq) : (c.scoreBase ?? 0) + seq;
     q.waiting.insert(memberId, score);
-    return this.#present(q, memberId, now, options.presenceHead);
+    q.totals.entered++;
+    // A pre-queue place waits from the opening; any other from its entry checkpoint.
+    if (!preQueue) q.entries.note(score, now);
+    return { ...this.#present(q, memberId, now, options.presenceHead), joined: true };
   }
 
   /** The member's snapshot after an enter; a waiting member near the head (rank below `presenceHead`) is seen now. */
@@ -195,7 +210,11 @@ export class MemoryStore implements Store {
     const q = this.#queue(queue);
     const now = this.#now();
     const expiresAt = now + request.tokenTtlMs;
-    for (const [member, record] of q.tokens) if (deadlineOf(record) <= now) q.tokens.delete(member);
+    for (const [member, record] of q.tokens) {
+      if (deadlineOf(record) > now) continue;
+      q.tokens.delete(member);
+      q.totals.expired++;
+    }
     const active = q.tokens.size;
     for (const [id, forgetAt] of q.recentAdmits) if (forgetAt <= now) q.recentAdmits.delete(id);
     if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [], admittable: 0, abandoned: [] };
@@ -237,16 +256,19 @@ export class MemoryStore implements Store {
       dropBudget = Math.min(MAX_DROPS, Math.floor(drops.tokens + 1e-9));
     }
     const live: string[] = [];
+    const liveScores: number[] = [];
     const abandoned: string[] = [];
     while (live.length < n) {
       const head = q.waiting.head();
       if (head === null) break;
+      const score = q.waiting.seqOf(head)!;
       const seenAt = q.seen.get(head);
       if (tracking && (seenAt === undefined || now - seenAt > abandonAfter)) {
         if (abandoned.length >= dropBudget) break; // out of drops: it stays at the head, and so does everyone behind it
         abandoned.push(head);
       } else {
         live.push(head);
+        liveScores.push(score);
       }
       q.waiting.shift(1);
       q.seen.delete(head);
@@ -256,11 +278,19 @@ export class MemoryStore implements Store {
     const admitted = live.map((memberId, i) => {
       const entryToken = request.tokens[i]!;
       q.tokens.set(memberId, { token: entryToken, tokenExp: expiresAt, claimId: null, claimExp: 0, pickupBy });
-      return { memberId, entryToken };
+      const from = this.#waitingSince(q, liveScores[i]!);
+      return { memberId, entryToken, waitedMs: from === null ? null : Math.max(0, now - from) };
     });
+    q.totals.admitted += admitted.length;
+    recordWaits(
+      q.waitSlots,
+      now,
+      admitted.flatMap((a) => (a.waitedMs === null ? [] : [a.waitedMs])),
+    );
+    if (admitted.length > 0 || abandoned.length > 0) q.entries.trim(q.waiting.head() === null ? null : q.waiting.seqOf(q.waiting.head()!));
     if (!passthrough) bucket.tokens -= admitted.length;
     q.bucket = bucket;
-    q.abandoned += abandoned.length;
+    q.totals.abandoned += abandoned.length;
     q.window = recordAdmissionStep(q.window, admitted.length, waitingBefore, now, request.windowMs, abandoned.length);
     q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
     return { expiresAt, active: active + admitted.length, admitted, admittable, abandoned };
@@ -288,6 +318,7 @@ export class MemoryStore implements Store {
     q.tokens.delete(request.memberId);
     for (const [claimId, forgetAt] of q.consumed) if (forgetAt <= now) q.consumed.delete(claimId);
     q.consumed.set(request.claimId, now + request.rememberMs);
+    q.totals.consumed++;
     return true;
   }
 
@@ -319,7 +350,43 @@ export class MemoryStore implements Store {
       if (deadlineOf(record) > now) active++;
       if (record.claimId !== null && record.claimExp > now) claimed++;
     }
-    return { waiting: q.waiting.size, active, claimed, abandoned: q.abandoned, window: q.window, now };
+    return {
+      waiting: q.waiting.size,
+      active,
+      claimed,
+      abandoned: q.totals.abandoned,
+      window: q.window,
+      now,
+      totals: { ...q.totals },
+      waitSlots: q.waitSlots.map((slot) => slot && { ...slot, counts: new Map(slot.counts) }),
+    };
+  }
+
+  async inspect(queue: string, memberId: string): Promise<Omit<MemberInspection, 'memberId'>> {
+    const q = this.#queue(queue);
+    const now = this.#now();
+    const record = q.tokens.get(memberId);
+    const base = { totalWaiting: q.waiting.size, now, rank: null, tokenExpiresAt: null, leaseExpiresAt: null, pickupBy: null, lastSeenAt: null };
+    if (record && deadlineOf(record) > now) {
+      const claimed = record.claimId !== null && record.claimExp > now;
+      return {
+        ...base,
+        status: claimed ? 'CLAIMED' : 'READY',
+        tokenExpiresAt: record.tokenExp,
+        leaseExpiresAt: claimed ? record.claimExp : null,
+        pickupBy: record.pickupBy > 0 ? record.pickupBy : null,
+      };
+    }
+    const rank = q.waiting.rank(memberId);
+    if (rank === null) return { ...base, status: 'NOT_ENTERED' };
+    return { ...base, status: 'WAITING', rank, lastSeenAt: q.seen.get(memberId) ?? null };
+  }
+
+  /** When the member with this entry score began to wait: the opening for a pre-queue place, else its entry checkpoint. */
+  #waitingSince(q: QueueState, score: number): number | null {
+    const c = q.controls;
+    if (c.preQueueFrom !== undefined && c.scoreBase !== undefined && score >= c.preQueueFrom && score < c.scoreBase) return c.opensAt ?? null;
+    return q.entries.entryTime(score);
   }
 
   async touch(queue: string, request: { seen: readonly string[]; pickedUp: readonly string[] }): Promise<number> {
@@ -430,7 +497,9 @@ export class MemoryStore implements Store {
         recentAdmits: new Map(),
         controls: { version: 0 },
         seen: new Map(),
-        abandoned: 0,
+        totals: { entered: 0, admitted: 0, abandoned: 0, consumed: 0, expired: 0 },
+        waitSlots: [],
+        entries: new EntryCheckpoints(),
         dropBucket: null,
       };
       this.#queues.set(name, q);

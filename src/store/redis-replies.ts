@@ -3,7 +3,9 @@
 
 import type { QueueMode } from '../controls.js';
 import { QueueClosedError, WaitgateConfigError } from '../errors.js';
+import { parseWaitSlot } from '../queue-figures.js';
 import { CLAIM_STATUS, POSITION_STATUS } from './status-codes.js';
+import type { MemberInspection } from '../types.js';
 import type { AdmissionWindow, ClaimResult, ControlsView, MemberSnapshot, QueueSnapshot, StatsSnapshot, StoredControls } from './store.js';
 
 /** A script's reply as ioredis hands it over. */
@@ -62,7 +64,20 @@ const QUEUE_CLOSED = -2;
 const NEED_TOKEN = -3;
 
 /** lua/includes/readPosition.lua, positionReply. */
-const POSITION = { status: 0, rank: 1, total: 2, token: 3, tokenExp: 4, now: 5, seq: 6, generation: 7, window: 8, controls: 8 + WINDOW_LENGTH } as const;
+const POSITION = {
+  status: 0,
+  rank: 1,
+  total: 2,
+  token: 3,
+  tokenExp: 4,
+  now: 5,
+  seq: 6,
+  generation: 7,
+  window: 8,
+  controls: 8 + WINDOW_LENGTH,
+  /** enter only: 1 when the call joined the member (lua/enterIfAbsent-7.lua). */
+  joined: 8 + WINDOW_LENGTH + CONTROLS_LENGTH,
+} as const;
 
 /**
  * An enter reply: a position, or `{ QUEUE_CLOSED, message }` (throws
@@ -83,7 +98,9 @@ export function decodeEnter(r: Reply): { snapshot: MemberSnapshot; generation: V
     };
     return { snapshot, generation: undefined };
   }
-  return decodePosition(r);
+  const decoded = decodePosition(r);
+  if (r[POSITION.joined] === 1) decoded.snapshot.joined = true;
+  return decoded;
 }
 
 export function decodePosition(r: Reply): { snapshot: MemberSnapshot; generation: Value } {
@@ -106,8 +123,39 @@ export function decodePosition(r: Reply): { snapshot: MemberSnapshot; generation
   };
 }
 
+/** lua/inspect-4.lua. */
+const INSPECT_STATUS = ['NOT_ENTERED', 'WAITING', 'READY', 'CLAIMED'] as const;
+
+export function decodeInspect(r: Reply): { inspection: Omit<MemberInspection, 'memberId'>; generation: Value } {
+  const status = INSPECT_STATUS[Number(r[0])];
+  if (!status) throw new Error(`inspect replied with an unknown status ${String(r[0])}`);
+  return {
+    generation: r[8],
+    inspection: {
+      status,
+      rank: num(r[1]),
+      totalWaiting: Number(r[2]),
+      tokenExpiresAt: num(r[3]),
+      leaseExpiresAt: num(r[4]),
+      pickupBy: num(r[5]),
+      lastSeenAt: num(r[6]),
+      now: Number(r[7]),
+    },
+  };
+}
+
 /** lua/stats-4.lua. */
-const STATS = { waiting: 0, active: 1, claimed: 2, now: 3, generation: 4, abandoned: 5, window: 6 } as const;
+const STATS = {
+  waiting: 0,
+  active: 1,
+  claimed: 2,
+  now: 3,
+  generation: 4,
+  abandoned: 5,
+  window: 6,
+  totals: 6 + WINDOW_LENGTH,
+  waitSlots: 10 + WINDOW_LENGTH,
+} as const;
 
 export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value } {
   return {
@@ -119,6 +167,14 @@ export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value
       abandoned: Number(r[STATS.abandoned]),
       now: Number(r[STATS.now]),
       window: decodeWindow(r, STATS.window),
+      totals: {
+        entered: Number(r[STATS.totals] ?? 0),
+        admitted: Number(r[STATS.totals + 1] ?? 0),
+        abandoned: Number(r[STATS.abandoned]),
+        consumed: Number(r[STATS.totals + 2] ?? 0),
+        expired: Number(r[STATS.totals + 3] ?? 0),
+      },
+      waitSlots: r.slice(STATS.waitSlots).map((slot) => parseWaitSlot(typeof slot === 'string' ? slot : null)),
     },
   };
 }
@@ -158,6 +214,9 @@ const ADMIT = { expiresAt: 0, active: 1, generation: 2, admittable: 3, droppedCo
 export function decodeAdmit(r: Reply, tokens: readonly string[]) {
   const dropped = Number(r[ADMIT.droppedCount] ?? 0);
   const admittedAt = ADMIT.dropped + dropped;
+  // The admitted members, then the wait of each (ms; -1 unknown).
+  const count = (r.length - admittedAt) / 2;
+  const waitsAt = admittedAt + count;
   return {
     generation: r[ADMIT.generation],
     result: {
@@ -165,7 +224,10 @@ export function decodeAdmit(r: Reply, tokens: readonly string[]) {
       active: Number(r[ADMIT.active]),
       admittable: Number(r[ADMIT.admittable]),
       abandoned: r.slice(ADMIT.dropped, admittedAt).map(String),
-      admitted: r.slice(admittedAt).map((memberId, i) => ({ memberId: String(memberId), entryToken: tokens[i]! })),
+      admitted: r.slice(admittedAt, waitsAt).map((memberId, i) => {
+        const waitedMs = Number(r[waitsAt + i]);
+        return { memberId: String(memberId), entryToken: tokens[i]!, waitedMs: waitedMs >= 0 ? waitedMs : null };
+      }),
     },
   };
 }

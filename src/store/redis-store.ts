@@ -19,6 +19,7 @@ import {
   decodePosition,
   decodeQueueSnapshot,
   decodeSetControls,
+  decodeInspect,
   decodeStats,
   isStateLost,
   type Reply,
@@ -40,6 +41,7 @@ import type {
   StoreWarning,
   StoredControls,
 } from './store.js';
+import type { MemberInspection } from '../types.js';
 
 export type { RedisClientLike } from './redis-scripts.js';
 
@@ -123,7 +125,7 @@ export class RedisStore implements Store {
     const notAfter = options.notAfter === undefined ? undefined : this.#clock.toRedisTime(queue, options.notAfter);
     const passthrough = options.token !== undefined && options.tokenTtlMs !== undefined;
     const args = [memberId, notAfter ?? '', passthrough ? options.token! : '', passthrough ? options.tokenTtlMs! : '', options.presenceHead ?? ''];
-    const reply = await this.#call<Reply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen], args);
+    const reply = await this.#call<Reply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries], args);
     const { snapshot, generation } = decodeEnter(reply);
     if (snapshot.needsToken) return snapshot;
     this.#generations.learn(queue, generation);
@@ -141,7 +143,7 @@ export class RedisStore implements Store {
     const reply = await this.#call<Reply>(
       queue,
       'popAndIssue',
-      [k.waiting, k.tokens, k.active, k.leases, k.meta, k.admits, k.seen],
+      [k.waiting, k.tokens, k.active, k.leases, k.meta, k.admits, k.seen, k.entries],
       [
         request.ratePerSecond,
         request.burst,
@@ -205,6 +207,13 @@ export class RedisStore implements Store {
     this.#generations.learn(queue, generation);
     this.#clock.observe(queue, stats.now, performance.now());
     return stats;
+  }
+
+  async inspect(queue: string, memberId: string): Promise<Omit<MemberInspection, 'memberId'>> {
+    const k = this.#keysOf(queue);
+    const { inspection, generation } = decodeInspect(await this.#call(queue, 'inspect', [k.waiting, k.tokens, k.seen, k.meta], [memberId]));
+    this.#generations.learn(queue, generation);
+    return inspection;
   }
 
   async queueSnapshot(queue: string): Promise<QueueSnapshot> {

@@ -3,7 +3,8 @@
 // see only the results in types.ts.
 
 import type { ControlsPatch, QueueMode } from '../controls.js';
-import type { PositionStatus } from '../types.js';
+import type { WaitSlot } from '../queue-figures.js';
+import type { MemberInspection, PositionStatus, QueueTotals } from '../types.js';
 
 /**
  * The controls a position shows, as the store read them with it. Optional in
@@ -89,6 +90,8 @@ export interface MemberSnapshot {
   controls?: ControlsView;
   /** enter only: the member is new and the queue lets everyone through; send the call again with a token. */
   needsToken?: boolean;
+  /** enter only: this call joined the member (or let it through, in passthrough). Optional for custom stores. */
+  joined?: boolean;
 }
 
 /** The shape of the line: enough to estimate a waiting member's rank from its entry sequence. */
@@ -145,8 +148,11 @@ export interface AdmitRequest {
 }
 
 export interface AdmitResult {
-  /** In FIFO order. */
-  admitted: { memberId: string; entryToken: string }[];
+  /**
+   * In FIFO order. `waitedMs`: from the member's entry (or the scheduled opening, for a
+   * pre-queue place) to now; null or absent when the store cannot tell.
+   */
+  admitted: { memberId: string; entryToken: string; waitedMs?: number | null }[];
   expiresAt: number;
   /** Members holding a live token after this step. */
   active: number;
@@ -192,6 +198,10 @@ export interface StatsSnapshot {
   abandoned?: number;
   window: AdmissionWindow;
   now: number;
+  /** Totals since the queue began. Optional for custom stores. */
+  totals?: QueueTotals;
+  /** The wait histograms of the last minutes (src/queue-figures.ts), any order. Optional for custom stores. */
+  waitSlots?: ReadonlyArray<WaitSlot | undefined>;
 }
 
 /** Something about the store's setup that can lose members, reported once through the `warning` event. */
@@ -243,6 +253,8 @@ export interface Store {
    * with how many were recorded.
    */
   touch?(queue: string, request: { seen: readonly string[]; pickedUp: readonly string[] }): Promise<number>;
+  /** Optional: one member's state for an operator, without its token; reads only (not a sign of life, no pick-up). */
+  inspect?(queue: string, memberId: string): Promise<Omit<MemberInspection, 'memberId'>>;
 }
 
 /** Options of {@link Store.enter}. */

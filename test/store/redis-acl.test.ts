@@ -13,6 +13,7 @@ import { RedisStore, StoreUnavailableError, WaitingQueue, type StoreWarning } fr
 import { scripts } from '../../src/store/lua.generated.js';
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
+import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
@@ -152,6 +153,12 @@ describeControlsContract('RedisStore as the README least-privilege ACL user', {
 });
 
 describeAbandonmentContract('RedisStore as the README least-privilege ACL user', {
+  async create() {
+    return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
+  },
+});
+
+describeFiguresContract('RedisStore as the README least-privilege ACL user', {
   async create() {
     return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
   },

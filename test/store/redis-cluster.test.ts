@@ -11,6 +11,7 @@ import { RedisStore, WaitingQueue, type StoreWarning } from '../../src/index.js'
 import { queueKeys } from '../../src/store/keys.js';
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
+import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { parseInfo, startOneNodeCluster, type TestCluster } from '../support/cluster.js';
 import { sleep, uniqueName } from '../support/unique.js';
@@ -56,6 +57,12 @@ describeControlsContract('RedisStore on a Redis Cluster (one node, ioredis Clust
 });
 
 describeAbandonmentContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
+  async create() {
+    return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeFiguresContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
   async create() {
     return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
   },

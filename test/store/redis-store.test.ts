@@ -17,6 +17,7 @@ import {
 } from '../../src/index.js';
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
+import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { sleep, uniqueName } from '../support/unique.js';
@@ -40,6 +41,12 @@ describeControlsContract('RedisStore', {
 });
 
 describeAbandonmentContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeFiguresContract('RedisStore', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
@@ -71,8 +78,10 @@ describe('RedisStore keys', () => {
     await queue.leave('member-9999');
 
     const keys = await keysUnder(shared, prefix);
-    expect(keys).toEqual(['active', 'admits', 'consumed', 'meta', 'seen', 'tokens', 'waiting'].map((k) => `{${prefix}:orders}:${k}`));
+    expect(keys).toEqual(['active', 'admits', 'consumed', 'entries', 'meta', 'seen', 'tokens', 'waiting'].map((k) => `{${prefix}:orders}:${k}`));
     expect(await shared.zcard(`{${prefix}:orders}:waiting`)).toBe(10_000 - 100 - 1);
+    // Entry checkpoints: at most one a second of entries, and none behind the head's own.
+    expect(await shared.zcard(`{${prefix}:orders}:entries`)).toBeLessThanOrEqual(30);
   });
 
   it('writes no key for a bad member id or a malformed token', async () => {

@@ -61,6 +61,7 @@ export const KEY_POSITIONS: Readonly<Record<string, KeySpec>> = {
       'ZRANK',
       'ZRANGE',
       'ZRANGEBYSCORE',
+      'ZREVRANGEBYSCORE',
       'ZREVRANGE',
       'ZREMRANGEBYSCORE',
       'ZREMRANGEBYRANK',

@@ -13,6 +13,8 @@
                    (lua/includes/controls.lua)
   KEYS[6] admits   zset admit id -> forget-after (ms): recent admit calls
   KEYS[7] seen     hash member -> last sign of life (ms), near the head only
+  KEYS[8] entries  zset entry score -> time (ms): entry checkpoints, for the wait of
+                   each member admitted (lua/includes/queueFigures.lua)
 
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2] rate per second   ARGV[3] burst    ARGV[4] maxActive (-1: no cap): the
@@ -34,7 +36,8 @@
           about as many as it expects to be admittable, not the whole burst
 
   Returns { expiresAtMs, activeAfter, generation, admittable, droppedCount, dropped1, ...,
-  member1, member2, ... }; member i got ARGV[10 + i]. admittable: how many this call could have admitted
+  member1, ..., memberN, wait1, ..., waitN }; member i got ARGV[10 + i] and waited
+  wait i ms (-1: unknown). The queue's totals and its wait histogram are kept in meta. admittable: how many this call could have admitted
   with enough tokens (bucket, burst, maxActive room and members waiting, before
   it); when it exceeds the tokens sent the caller may call again for the rest.
   Or { STATE_LOST }.
@@ -42,14 +45,17 @@
   Modes: paused and closed admit nobody, nor does anything before opensAt;
   passthrough admits up to PASSTHROUGH_BATCH a call, without the bucket or maxActive.
 
-  Work: bounded by the members admitted (at most 10,000) and the tokens reaped; a
-  few O(log N) commands otherwise.
+  Work: bounded by the members admitted (at most 10,000), the tokens reaped and the
+  entry checkpoints passed (at most one a second of entries); a few O(log N)
+  commands otherwise.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
 --- @include "generation"
 --- @include "newGeneration"
 --- @include "admissionWindow"
+--- @include "queueFigures"
+--- @include "recordFigures"
 
 local FIRST_TOKEN = 11
 local MAX_DROPS = 1000
@@ -80,16 +86,17 @@ if #expired > 0 then
   end
   -- Nothing expired means nothing to remove: the same range, read in the same script.
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  redis.call('HINCRBY', KEYS[5], 'tx', #expired)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 local active = redis.call('ZCARD', KEYS[3])
 
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0, 0 } end
--- meta: [1] bt [2] bts [3..8] the window [9..13] cm co cr cb ca
+-- meta: [1] bt [2] bts [3..8] the window [9..13] cm co cr cb ca [14..15] pb sb
 local fields = { 'bt', 'bts' }
 for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
-for _, f in ipairs({ 'cm', 'co', 'cr', 'cb', 'ca' }) do fields[#fields + 1] = f end
+for _, f in ipairs({ 'cm', 'co', 'cr', 'cb', 'ca', 'pb', 'sb' }) do fields[#fields + 1] = f end
 local meta = redis.call('HMGET', KEYS[5], unpack(fields))
 -- The controls override the caller's options where set.
 local mode, opensAt = meta[9] or 'open', tonumber(meta[10])
@@ -118,7 +125,7 @@ local n = math.min(admittable, #ARGV - FIRST_TOKEN + 1)
 
 -- Pop until n live members are found. The dead (silent for abandonAfter, or never seen
 -- near the head) are dropped at no cost to the bucket or maxActive.
-local admitted, dropped = {}, {}
+local admitted, dropped, admittedScores = {}, {}, {}
 local tracking = abandonAfter >= 0 and not passthrough
 -- The drop bucket: one second's worth of drops, refilled at dropRate (shared by every instance).
 local dropBudget = MAX_DROPS
@@ -159,6 +166,7 @@ while #admitted < n and not blocked do
       dropped[#dropped + 1] = ids[i]
     else
       admitted[#admitted + 1] = ids[i]
+      admittedScores[#admittedScores + 1] = popped[2 * i]
     end
   end
   for first = 1, decided, CHUNK do redis.call('HDEL', KEYS[7], unpack(ids, first, math.min(first + CHUNK - 1, decided))) end
@@ -170,6 +178,7 @@ n = #admitted
 
 local reply = { int(expiresAt), active + n, gen, admittable, #dropped }
 for i = 1, #dropped do reply[#reply + 1] = dropped[i] end
+local waits = waitsOf(KEYS[8], now, admittedScores, tonumber(meta[14]), tonumber(meta[15]), opensAt)
 if n > 0 then
   -- Every record is "<expiresAt>|0||<token>[|<pickupBy>]": format the constant parts once.
   local pickupBy = pickupTimeout >= 0 and math.min(now + pickupTimeout, expiresAt) or 0
@@ -193,8 +202,14 @@ if n > 0 then
     redis.call('ZADD', KEYS[3], unpack(scores, 1, f))
   end
   if not passthrough then tokens = tokens - n end
+  for i = 1, n do reply[#reply + 1] = waits[i] end
+  redis.call('HINCRBY', KEYS[5], 'ta', n)
+  local known = {}
+  for i = 1, n do if waits[i] >= 0 then known[#known + 1] = waits[i] end end
+  recordWaits(KEYS[5], now, known)
 end
 if #dropped > 0 then redis.call('HINCRBY', KEYS[5], 'ab', #dropped) end
+if n > 0 or #dropped > 0 then trimEntries(KEYS[8], KEYS[1]) end
 
 -- %.17g keeps the bucket's exact double, as MemoryStore does: both stores admit alike
 -- near a whole token.

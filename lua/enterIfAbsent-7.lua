@@ -9,6 +9,7 @@
   KEYS[4] leases   zset member -> claim lease expiry (ms)
   KEYS[5] meta     hash: gen, seq, bucket, admission window
   KEYS[6] seen     hash member -> last sign of life (ms), kept only near the head
+  KEYS[7] entries  zset entry score -> time (ms): entry checkpoints (lua/includes/queueFigures.lua)
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id (validated by the caller)
   ARGV[3] not after (Redis ms; '' for no limit): the caller stopped waiting then and was told
@@ -21,13 +22,15 @@
           its sign of life recorded in seen (abandonAfterSeconds); further back,
           nothing is written (the work follows the head of the line, not the crowd)
 
-  Returns the positionReply (lua/includes/readPosition.lua) after the call, or
+  Returns the positionReply (lua/includes/readPosition.lua) after the call, with a
+  trailing 1 when this call joined the member (or let it through in passthrough), or
   { STATE_LOST }, { QUEUE_CLOSED, message } (a new member while closed), { NEED_TOKEN }
   (a new member in passthrough, and no token sent); an error reply when late.
   A new member joins the pre-queue while now < opensAt (lua/includes/controls.lua).
 
   This is the hot path of a flash crowd's first second, so it reads each thing
-  once: a new member costs TIME, HMGET meta, HGET tokens, ZADD NX, HSET seq, ZCARD.
+  once: a new member costs TIME, HMGET meta, HGET tokens, ZADD NX, HSET seq, HINCRBY
+  (the entered total), ZCARD, and at most once a second a checkpoint (ZADD, HSET).
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -37,6 +40,8 @@
 --- @include "controls"
 --- @include "newGeneration"
 --- @include "readPosition"
+--- @include "queueFigures"
+--- @include "recordFigures"
 
 local expected, member, freshToken, ttl = ARGV[1], ARGV[2], ARGV[4] or '', tonumber(ARGV[5] or '')
 local presenceHead = tonumber(ARGV[6] or '')
@@ -55,6 +60,7 @@ if record and deadlineOf(record) <= now then
   redis.call('HDEL', KEYS[2], member)
   redis.call('ZREM', KEYS[3], member)
   redis.call('ZREM', KEYS[4], member)
+  redis.call('HINCRBY', KEYS[5], 'tx', 1)
   record = nil
 end
 if record then
@@ -81,7 +87,12 @@ if mode ~= 'open' then
     local issued = { tokenExp = now + ttl, claimExp = 0, claimId = '', token = freshToken, pickupBy = 0 }
     redis.call('HSET', KEYS[2], member, formatRecord(issued))
     redis.call('ZADD', KEYS[3], issued.tokenExp, member)
-    return readPosition(KEYS[1], member, issued, now, meta, gen, expected)
+    redis.call('HINCRBY', KEYS[5], 'te', 1)
+    redis.call('HINCRBY', KEYS[5], 'ta', 1)
+    recordWaits(KEYS[5], now, { 0 })
+    local reply = readPosition(KEYS[1], member, issued, now, meta, gen, expected)
+    reply[#reply + 1] = 1
+    return reply
   end
 end
 -- NX: a member already waiting keeps its first score (and the candidate is not used).
@@ -91,9 +102,15 @@ if redis.call('ZADD', KEYS[1], 'NX', score, member) == 0 then
   return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected))
 end
 redis.call('HSET', KEYS[5], 'seq', seq)
+redis.call('HINCRBY', KEYS[5], 'te', 1)
+-- A pre-queue place waits from the opening; any other from its entry checkpoint.
+local opensAt = tonumber(meta[C + 2])
+if not (opensAt and now < opensAt and meta[C + 4]) then noteEntry(KEYS[7], KEYS[5], now, score, tonumber(meta[META_KT])) end
 local total = redis.call('ZCARD', KEYS[1])
 -- A new entry scores above everyone (sb + seq, or pb + seq in a FIFO pre-queue), so it is
 -- last; only a drawn pre-queue place needs ZRANK.
 local rank = total - 1
 if meta[C + 3] == '1' and score < (tonumber(meta[META_SB]) or 0) then rank = redis.call('ZRANK', KEYS[1], member) end
-return present(positionReply(1, rank, total, nil, now, meta, score, gen, expected))
+local reply = present(positionReply(1, rank, total, nil, now, meta, score, gen, expected))
+reply[#reply + 1] = 1
+return reply

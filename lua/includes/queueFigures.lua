@@ -1,0 +1,13 @@
+-- Queue-wide figures for stats(), kept in meta (src/queue-figures.ts keeps the same
+-- for MemoryStore):
+--   te entered   ta admitted   ab abandoned   tc consumed   tx expired: totals since
+--      the queue began
+--   kt when the last entry checkpoint was written (ms)
+--   w0 .. w9 the wait of one minute's admissions each, at slot minute % 10:
+--      "<minute>|<maxMs>|<bin>:<count>,<bin>:<count>,..." (bins of queue-figures.ts)
+-- Entry checkpoints live in the `entries` zset: entry score -> the time (ms) an entry
+-- with that score was made, at most one a CHECKPOINT_MS, trimmed behind the head of
+-- the line, so a member's entry time is known (to within a second) without a key or
+-- a field per member.
+-- Writing them is in recordFigures.lua (this file is read-only, for stats).
+local WAIT_SLOTS, WAIT_SLOT_MS = 10, 60000
