@@ -739,12 +739,15 @@ describe('model-based differential walk (R5): MemoryStore and RedisStore against
       admits: await client.zrange(k.admits, 0, -1, 'WITHSCORES'),
       waiting: await client.zrange(k.waiting, 0, -1, 'WITHSCORES'),
       seen: await client.hgetall(k.seen),
+      entries: await client.zrange(k.entries, 0, -1, 'WITHSCORES'),
     });
     const before = await snapshot();
     const delta = 45_000;
     // tokenExp + claimExp of a; scores of active (a), leases (a), consumed (claimB), admits (1 call);
-    // bts, ws, wf, wl, mv; c's last sign of life (a and b were admitted: theirs are gone).
-    expect(await shiftQueueClock(client, PREFIX, name, delta)).toBe(2 + 1 + 1 + 1 + 1 + 5 + 1);
+    // bts, ws, wf, wl, mv; c's last sign of life (a and b were admitted: theirs are gone);
+    // kt and the one entry checkpoint (a, b and c entered within a second).
+    expect(before.entries).toHaveLength(2);
+    expect(await shiftQueueClock(client, PREFIX, name, delta)).toBe(2 + 1 + 1 + 1 + 1 + 5 + 1 + 2);
     const after = await snapshot();
     const back = (v: string) => String(Number(v) - delta);
     const [te, ce, ...rest] = before.tokens.a!.split('|');
@@ -757,7 +760,9 @@ describe('model-based differential walk (R5): MemoryStore and RedisStore against
       wf: back(before.meta.wf!),
       wl: back(before.meta.wl!),
       mv: back(before.meta.mv!),
+      kt: back(before.meta.kt!),
     });
+    expect(after.entries).toEqual([back(before.entries[0]!), before.entries[1]]);
     expect(after.seen).toEqual({ c: back(before.seen.c!) });
     expect(after.waiting).toEqual(before.waiting); // sequences are not times
     // And it reads as 45 s having passed: the lease (90 s) outlives the token TTL (60 s)...
@@ -769,7 +774,7 @@ describe('model-based differential walk (R5): MemoryStore and RedisStore against
     expect((await queue.admit()).map((x) => x.memberId)).toEqual(['c']);
     // The script declares every key it touches (it runs under the #!lua key checks).
     expect(SHIFT_CLOCK_LUA.startsWith('#!lua\n')).toBe(true);
-    expect(shiftClockKeys(PREFIX, name)).toHaveLength(7);
+    expect(shiftClockKeys(PREFIX, name)).toHaveLength(8);
     await client.del(...Object.values(k));
   });
 

@@ -9,9 +9,13 @@
 // - consumed zset claim id -> forget-after (ms);
 // - admits   zset admit id -> forget-after (ms);
 // - meta     hash fields bts (bucket refill time), ws (window start), wf (first admission),
-//            wl (last recorded admission), mv (line last moved), co (scheduled opening);
-// - seen     hash member -> last sign of life (ms).
-// Not timestamps: waiting (scored by entry sequence), meta gen / seq / bt / wc / wp.
+//            wl (last recorded admission), mv (line last moved), co (scheduled opening),
+//            kt (last entry checkpoint);
+// - seen     hash member -> last sign of life (ms);
+// - entries  zset: each member is a time (ms), its score an entry score.
+// Not timestamps: waiting (scored by entry sequence), meta gen / seq / bt / wc / wp and
+// the totals. Not shifted: the wait histograms w0 .. w9 (their minute stands for when
+// they were recorded; only stats().waitSeconds reads them).
 
 import type { Redis } from 'ioredis';
 import { queueKeys } from '../../src/store/keys.js';
@@ -19,6 +23,7 @@ import { queueKeys } from '../../src/store/keys.js';
 /** Run with EVAL; every key in KEYS (so it also runs under `#!lua` key checks and in a Cluster slot). */
 export const SHIFT_CLOCK_LUA = `#!lua
 -- KEYS[1] tokens  KEYS[2] active  KEYS[3] leases  KEYS[4] consumed  KEYS[5] meta  KEYS[6] admits  KEYS[7] seen
+-- KEYS[8] entries
 -- ARGV[1] delta (ms): every stored timestamp moves back by it (negative: forward).
 -- Returns the number of values changed.
 local d = tonumber(ARGV[1])
@@ -52,7 +57,14 @@ for i = 1, #seen, 2 do
   changed = changed + 1
 end
 
-for _, field in ipairs({ 'bts', 'ws', 'wf', 'wl', 'mv', 'co' }) do
+local points = redis.call('ZRANGE', KEYS[8], 0, -1, 'WITHSCORES')
+for i = 1, #points, 2 do
+  redis.call('ZREM', KEYS[8], points[i])
+  redis.call('ZADD', KEYS[8], points[i + 1], int(tonumber(points[i]) - d))
+  changed = changed + 1
+end
+
+for _, field in ipairs({ 'bts', 'ws', 'wf', 'wl', 'mv', 'co', 'kt' }) do
   local v = tonumber(redis.call('HGET', KEYS[5], field))
   if v then
     redis.call('HSET', KEYS[5], field, int(v - d))
@@ -65,7 +77,7 @@ return changed
 /** The keys the shift script takes, in KEYS order. */
 export function shiftClockKeys(prefix: string, queue: string): string[] {
   const k = queueKeys(prefix, queue);
-  return [k.tokens, k.active, k.leases, k.consumed, k.meta, k.admits, k.seen];
+  return [k.tokens, k.active, k.leases, k.consumed, k.meta, k.admits, k.seen, k.entries];
 }
 
 /**
