@@ -8,7 +8,16 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   {
-    ignores: ['dist/', 'coverage/', 'docs/api/', '.artifacts/', 'node_modules/', 'src/store/lua.generated.ts', 'bench/results/'],
+    ignores: [
+      'dist/',
+      'coverage/',
+      'docs/api/',
+      '.artifacts/',
+      'node_modules/',
+      'src/store/lua.generated.ts',
+      'src/dashboard/assets.generated.ts',
+      'bench/results/',
+    ],
   },
   {
     files: ['**/*.{ts,mts,cts,js,mjs,cjs}'],
@@ -53,5 +62,10 @@ export default defineConfig(
     // The example shop's page runs in the browser.
     files: ['examples/**/public/**/*.js'],
     languageOptions: { globals: { ...globals.browser } },
+  },
+  {
+    // The dashboard's page script runs in the browser (inlined by scripts/build-dashboard-assets.mjs).
+    files: ['src/dashboard/page/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { ...globals.browser } },
   },
 );

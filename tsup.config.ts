@@ -9,6 +9,9 @@ export default defineConfig({
     fastify: 'src/http/fastify.ts',
     koa: 'src/http/koa.ts',
     client: 'src/client/index.ts',
+    opentelemetry: 'src/opentelemetry/index.ts',
+    dashboard: 'src/dashboard/index.ts',
+    cli: 'src/cli/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,
@@ -18,6 +21,6 @@ export default defineConfig({
   target: 'node20',
   // The frameworks and ioredis are the user's (optional peers). fastify-plugin (MIT,
   // a few lines) is bundled, so users of waitgate/fastify need not install it.
-  external: ['ioredis', 'express', 'fastify', 'koa'],
+  external: ['ioredis', 'express', 'fastify', 'koa', '@opentelemetry/api'],
   noExternal: ['fastify-plugin'],
 });

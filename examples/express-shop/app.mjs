@@ -7,6 +7,7 @@ import express from 'express';
 import { isWaitgateError, toHttpResponse } from 'waitgate';
 import { queueRoutes, requireEntryToken } from 'waitgate/express';
 import { AlreadyOrderedError, OutOfStockError, listProducts, placeOrder } from './db.mjs';
+import { opsDashboard } from './ops-dashboard.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // Serve the built package's browser client (dist/client.js and any chunk it imports).
@@ -62,10 +63,12 @@ function sendControlsError(res, error) {
  * Builds the shop. `queue` is a WaitingQueue; `db` the better-sqlite3 database;
  * `adminToken` (optional, 16+ characters) turns the operator routes on.
  * Routes: the waiting-room page, /queue/* (waitgate), GET /api/products, POST /api/orders
- * (guarded), GET/POST /admin/controls (operator, bearer token).
- * @param {{ queue: import('waitgate').WaitingQueue, db: import('better-sqlite3').Database, adminToken?: string }} options
+ * (guarded), GET/POST /admin/controls (operator, bearer token), and GET /metrics when
+ * `metrics` (a Prometheus scrape handler, see metrics.mjs) is given, and the operator
+ * dashboard at /ops/waitgate/ (HTTP Basic, user `ops`) when `opsPassword` is given.
+ * @param {{ queue: import('waitgate').WaitingQueue, db: import('better-sqlite3').Database, adminToken?: string, metrics?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void, opsPassword?: string }} options
  */
-export function createShop({ queue, db, adminToken }) {
+export function createShop({ queue, db, adminToken, metrics, opsPassword }) {
   if (adminToken !== undefined && (typeof adminToken !== 'string' || adminToken.length < 16 || /\s/.test(adminToken))) {
     throw new TypeError('adminToken must be a string of at least 16 characters without spaces (e.g. openssl rand -hex 16)');
   }
@@ -107,6 +110,13 @@ export function createShop({ queue, db, adminToken }) {
       .json({ error: { code: 'BAD_REQUEST', message: error.expose ? error.message : 'The request body could not be read.' } });
   });
   app.use('/admin', admin);
+
+  // Prometheus scrapes (waitgate/opentelemetry through the Prometheus exporter); before the
+  // shopper cookie too. Expose it only to your monitoring network in a real shop.
+  if (metrics) app.get('/metrics', (req, res) => metrics(req, res));
+
+  // The operator dashboard (waitgate/dashboard), behind HTTP Basic auth; before the shopper cookie.
+  if (opsPassword) app.use('/ops/waitgate', opsDashboard(queue, { password: opsPassword }));
 
   // Every visitor gets a shopper id (a stand-in for a signed-in user).
   app.use((req, res, next) => {

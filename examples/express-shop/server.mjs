@@ -3,9 +3,11 @@
 //   DEMO=1 npm run example          a slow queue with simulated shoppers, to watch it move
 //   REDIS_URL=redis://... npm run example
 //   ADMIN_TOKEN=$(openssl rand -hex 16) npm run example   turns on POST /admin/controls (see README.md here)
+//   OPS_PASSWORD=... npm run example   the operator dashboard's password (/ops/waitgate/, user ops; default demo)
 
 import { MemoryStore, RedisStore, WaitingQueue } from 'waitgate';
 import { createShop } from './app.mjs';
+import { createMetrics } from './metrics.mjs';
 import { openDatabase } from './db.mjs';
 import { startSimulatedShoppers } from './simulated-shoppers.mjs';
 
@@ -39,9 +41,16 @@ const db = openDatabase(process.env.SHOP_DB ?? ':memory:');
 const admitter = queue.startAdmitter({ intervalMs: 500 });
 const shoppers = demo ? startSimulatedShoppers({ queue, db, count: 8 }) : null;
 const adminToken = process.env.ADMIN_TOKEN || undefined;
-const server = createShop({ queue, db, adminToken }).listen(port, () => {
+// Prometheus metrics of the queue at GET /metrics (waitgate/opentelemetry).
+const metrics = createMetrics(queue);
+// The operator dashboard at /ops/waitgate/ (waitgate/dashboard), user `ops`, password OPS_PASSWORD.
+const opsPassword = process.env.OPS_PASSWORD || 'demo';
+const server = createShop({ queue, db, adminToken, metrics: metrics.handler, opsPassword }).listen(port, () => {
   console.log(
     `waitgate example shop on http://localhost:${port} (${process.env.REDIS_URL ? 'Redis' : 'memory'} store${demo ? ', demo mode' : ''}${adminToken ? ', operator routes on' : ''})`,
+  );
+  console.log(
+    `operator dashboard on http://localhost:${port}/ops/waitgate/ (user ops, password ${process.env.OPS_PASSWORD ? 'from OPS_PASSWORD' : `${opsPassword}: set OPS_PASSWORD to change it`})`,
   );
 });
 
@@ -49,6 +58,7 @@ async function shutdown() {
   server.close();
   shoppers?.stop();
   await admitter.stop();
+  await metrics.shutdown();
   await close();
   db.close();
   process.exit(0);

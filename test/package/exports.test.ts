@@ -38,6 +38,7 @@ type ExportEntry = string | { import: Conditions; require: Conditions };
 interface PackedManifest {
   name: string;
   exports: Record<string, ExportEntry>;
+  bin?: Record<string, string>;
   peerDependencies?: Record<string, string>;
 }
 
@@ -155,7 +156,7 @@ describe('the packed tarball', () => {
     }
   });
 
-  it('is built from one tsup entry per subpath, each documented by typedoc', async () => {
+  it('is built from one tsup entry per subpath and per command, each subpath documented by typedoc', async () => {
     // Guards the lists that must grow with the exports map.
     expect(Array.isArray(tsupConfig) || typeof tsupConfig === 'function').toBe(false);
     const entry = (tsupConfig as { entry: Record<string, string> }).entry;
@@ -163,9 +164,16 @@ describe('the packed tarball', () => {
       const target = manifest.exports[subpath]!;
       return basename(typeof target === 'string' ? target : target.import.default).replace(/\.js$/, '');
     });
-    expect(Object.keys(entry).sort()).toEqual(outputs.sort());
+    const commands = Object.values(manifest.bin ?? {}).map((target) => basename(target).replace(/\.js$/, ''));
+    expect(Object.keys(entry).sort()).toEqual([...outputs, ...commands].sort());
     const typedoc = JSON.parse(await readFile(join(repoRoot, 'typedoc.json'), 'utf8')) as { entryPoints: string[] };
-    expect([...typedoc.entryPoints].sort()).toEqual(Object.values(entry).sort());
+    expect([...typedoc.entryPoints].sort()).toEqual(outputs.map((output) => entry[output]).sort());
+  });
+
+  it('installs the waitgate command: it runs from node_modules/.bin', async () => {
+    expect(manifest.bin).toEqual({ waitgate: './dist/cli.js' });
+    const help = await run(join(consumer, 'node_modules', '.bin', 'waitgate'), ['--help'], consumer, 60_000);
+    expect(help).toContain('Usage: waitgate <command>');
   });
 });
 

@@ -1,0 +1,53 @@
+// The controls as the command shows them: what is in force where it is stored, and, for
+// the fields never set through setControls, "the instances' option" (each app instance's
+// constructor option, which the command cannot see), never a made-up value.
+
+import { controlsInForce, type QueueMode } from '../controls.js';
+import type { StoredControls } from '../store/store.js';
+
+/** A control that falls back to each app instance's own option until it is set. */
+export type InstanceOption = 'admitRatePerSecond' | 'admitBurst' | 'maxActive';
+
+/** The controls as printed by `--json`: `QueueControls`, with unset instance options null and listed in `unset`. */
+export interface ControlsJson {
+  mode: QueueMode;
+  message: string | null;
+  /** null when never set (listed in `unset`). */
+  admitRatePerSecond: number | null;
+  /** null when never set (listed in `unset`). */
+  admitBurst: number | null;
+  /** null: no cap, or never set (then listed in `unset`). */
+  maxActive: number | null;
+  opensAt: number | null;
+  shuffle: boolean;
+  drawCommitment: string | null;
+  drawSeed: string | null;
+  version: number;
+  /** Fields never set through setControls: each app instance uses its own constructor option. */
+  unset: InstanceOption[];
+}
+
+// Placeholders for the instance options: every field they would fill is replaced below.
+const UNKNOWN = { admitRatePerSecond: 1, admitBurst: 1, maxActive: null };
+
+/** The view of stored controls; the library's own rule decides the rest (e.g. the seed stays hidden until the opening). */
+export function controlsView(stored: StoredControls): ControlsJson {
+  const inForce = controlsInForce(stored, UNKNOWN);
+  const unset: InstanceOption[] = [];
+  if (stored.admitRatePerSecond === null) unset.push('admitRatePerSecond');
+  if (stored.admitBurst === null) unset.push('admitBurst');
+  if (stored.maxActive === undefined) unset.push('maxActive');
+  return {
+    mode: inForce.mode,
+    message: inForce.message,
+    admitRatePerSecond: stored.admitRatePerSecond,
+    admitBurst: stored.admitBurst,
+    maxActive: stored.maxActive ?? null,
+    opensAt: inForce.opensAt,
+    shuffle: inForce.shuffle,
+    drawCommitment: inForce.drawCommitment,
+    drawSeed: inForce.drawSeed,
+    version: inForce.version,
+    unset,
+  };
+}
