@@ -2,22 +2,12 @@
 
 import type { StoreWarning } from './store.js';
 
-/** The part of an ioredis client the check uses: INFO on one node, or on each master of a Cluster. */
-export interface InfoClient {
-  info(section: string): Promise<string>;
-  isCluster?: boolean;
-  nodes?(role: 'master'): Array<{ info(section: string): Promise<string> }>;
-}
-
 /**
- * Warnings for every node whose `maxmemory-policy` is not `noeviction`. Reads
- * `INFO memory`, which a least-privilege ACL user may run; a NOPERM answer is a
- * warning of its own. Rejects when a node is unreachable (the caller checks again later).
+ * Warnings for every master (one handle each: ScriptClient.masters) whose
+ * `maxmemory-policy` is not `noeviction`. Reads `INFO memory`, which a least-privilege
+ * ACL user may run; a NOPERM answer is a warning of its own. Rejects when a node is unreachable (the caller checks again later).
  */
-export async function checkEvictionPolicy(client: InfoClient): Promise<StoreWarning[]> {
-  const nodes = client.isCluster && client.nodes ? client.nodes('master') : [client];
-  // A Cluster client that has not connected yet knows no nodes: check again on a later call.
-  if (nodes.length === 0) throw new Error('the Redis Cluster client knows no master yet');
+export async function checkEvictionPolicy(nodes: ReadonlyArray<{ info(section: string): Promise<string> }>): Promise<StoreWarning[]> {
   const warnings: StoreWarning[] = [];
   for (const node of nodes) {
     let policy: string | undefined;

@@ -1,6 +1,6 @@
 // RedisStore: every operation is one Lua script from lua/. This file maps the Store
-// methods onto the scripts' keys and arguments; registration (redis-scripts.ts),
-// reply decoding (redis-replies.ts), generations (generations.ts), Redis's clock
+// methods onto the scripts' keys and arguments; the client libraries behind one seam
+// (script-client.ts: ioredis-client.ts, node-redis-client.ts), reply decoding (redis-replies.ts), generations (generations.ts), Redis's clock
 // (redis-clock.ts) and the eviction check (eviction-policy.ts) live beside it.
 
 import { z } from 'zod';
@@ -24,7 +24,9 @@ import {
   isStateLost,
   type Reply,
 } from './redis-replies.js';
-import { registerScripts, type RedisClientLike, type ScriptRunner } from './redis-scripts.js';
+import { ioredisScriptClient, isIoredis, type IoredisClientLike } from './ioredis-client.js';
+import { isNodeRedis, nodeRedisScriptClient, type NodeRedisClientLike, type NodeRedisClusterLike } from './node-redis-client.js';
+import type { ScriptClient } from './script-client.js';
 import type {
   AdmitRequest,
   AdmitResult,
@@ -43,27 +45,39 @@ import type {
 } from './store.js';
 import type { MemberInspection } from '../types.js';
 
-export type { RedisClientLike } from './redis-scripts.js';
+/**
+ * A client RedisStore takes: an ioredis `Redis` or `Cluster`, or a node-redis (`redis`
+ * 5+) client from `createClient()` or cluster from `createCluster()`. Declared
+ * structurally, so users of the memory store alone need no client types.
+ */
+export type RedisClientLike = IoredisClientLike | NodeRedisClientLike | NodeRedisClusterLike;
+export type { IoredisClientLike, NodeRedisClientLike, NodeRedisClusterLike };
 
-/** The clocks of every RedisStore on one client, reset by one `ready` listener (not one per store). */
-const clocksOfClient = new WeakMap<object, Set<RedisClock>>();
+/** The seam of each client object (one per client, however many stores share it). */
+const seams = new WeakMap<object, { scripts: ScriptClient; clocks: Set<RedisClock> }>();
 
-function onReconnect(client: RedisClientLike, clock: RedisClock): void {
-  let clocks = clocksOfClient.get(client);
-  if (!clocks) {
-    const registered = new Set<RedisClock>();
-    clocks = registered;
-    clocksOfClient.set(client, registered);
-    client.on?.('ready', () => {
-      for (const c of registered) c.reset();
+/** The client's seam; a new connection may reach another node (a failover) with another clock: its clocks learn it again. */
+function seamOf(client: RedisClientLike): { scripts: ScriptClient; clocks: Set<RedisClock> } {
+  let seam = seams.get(client);
+  if (!seam) {
+    const clocks = new Set<RedisClock>();
+    const scripts = isIoredis(client) ? ioredisScriptClient(client) : nodeRedisScriptClient(client as NodeRedisClientLike | NodeRedisClusterLike);
+    scripts.onReady(() => {
+      for (const c of clocks) c.reset();
     });
+    seam = { scripts, clocks };
+    seams.set(client, seam);
   }
-  clocks.add(clock);
+  return seam;
 }
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
-  /** An ioredis `Redis` or `Cluster`. Set `commandTimeout` and `maxRetriesPerRequest: 1` on it for fast failure. */
+  /**
+   * An ioredis `Redis` or `Cluster` (set `commandTimeout` and `maxRetriesPerRequest: 1`
+   * for fast failure), or a node-redis `createClient()` / `createCluster()` (connected,
+   * with an `error` listener; see the README for its options).
+   */
   client: RedisClientLike;
   /** First part of every key's hash tag, `{<prefix>:<queue>}`. 1–64 of `[A-Za-z0-9._-]`. Default `'waitgate'`. */
   prefix?: string;
@@ -71,8 +85,8 @@ export interface RedisStoreOptions {
 
 const optionsSchema = z.strictObject({
   client: z.custom<RedisClientLike>(
-    (c) => typeof c === 'object' && c !== null && typeof (c as RedisClientLike).defineCommand === 'function',
-    'must be an ioredis Redis or Cluster client',
+    (c) => typeof c === 'object' && c !== null && (isIoredis(c) || isNodeRedis(c)),
+    'must be an ioredis Redis or Cluster, or a node-redis client (createClient) or cluster (createCluster)',
   ),
   prefix: z
     .string()
@@ -81,10 +95,11 @@ const optionsSchema = z.strictObject({
 });
 
 /**
- * A {@link Store} on Redis 7+ (single node or Cluster) through ioredis. Every
- * operation is one atomic Lua script using Redis `TIME`; a queue's keys share the
- * hash tag `{<prefix>:<name>}`. Scripts are loaded with EVALSHA and re-sent with
- * EVAL after a `SCRIPT FLUSH` or failover (ioredis handles NOSCRIPT).
+ * A {@link Store} on Redis 7+ (single node or Cluster) through ioredis or node-redis
+ * (`redis` 5+), told apart from the client passed. Every operation is one atomic Lua
+ * script using Redis `TIME`; a queue's keys share the hash tag `{<prefix>:<name>}`.
+ * Scripts run by EVALSHA and are sent whole again with EVAL after a `SCRIPT FLUSH` or
+ * failover (NOSCRIPT).
  *
  * @example
  * ```ts
@@ -95,8 +110,7 @@ const optionsSchema = z.strictObject({
  */
 export class RedisStore implements Store {
   readonly prefix: string;
-  readonly #client: RedisClientLike;
-  readonly #run: ScriptRunner;
+  readonly #scripts: ScriptClient;
   readonly #keys = new Map<string, QueueKeys>();
   readonly #generations = new Generations();
   readonly #clock = new RedisClock();
@@ -104,18 +118,12 @@ export class RedisStore implements Store {
 
   constructor(options: RedisStoreOptions) {
     const parsed = parseStrict(optionsSchema, options);
-    const keyPrefix = (parsed.client.options as { keyPrefix?: string } | undefined)?.keyPrefix;
-    if (keyPrefix) {
-      throw new WaitgateConfigError(
-        'client',
-        'the ioredis keyPrefix option is not supported (it would move keys out of the hash tag); use the RedisStore prefix option instead',
-      );
-    }
-    this.#client = parsed.client;
+    const seam = seamOf(parsed.client);
+    const unsupported = seam.scripts.unsupported();
+    if (unsupported) throw new WaitgateConfigError('client', unsupported);
+    this.#scripts = seam.scripts;
     this.prefix = parsed.prefix;
-    this.#run = registerScripts(parsed.client);
-    // A new connection may reach another node (a failover) with another clock: learn it again.
-    onReconnect(parsed.client, this.#clock);
+    seam.clocks.add(this.#clock);
   }
 
   async enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
@@ -254,7 +262,7 @@ export class RedisStore implements Store {
    */
   warnings(): Promise<StoreWarning[]> {
     // A failed check (Redis unreachable) is not remembered: the next queue call checks again.
-    this.#warnings ??= checkEvictionPolicy(this.#client).catch((error: unknown) => {
+    this.#warnings ??= this.#scripts.masters().then(checkEvictionPolicy).catch((error: unknown) => {
       this.#warnings = undefined;
       throw error;
     });
@@ -281,7 +289,7 @@ export class RedisStore implements Store {
    * reply shape, as its header documents. A STATE_LOST reply throws.
    */
   async #call<R = Reply>(queue: string, script: ScriptName, keys: string[], args: Array<string | number>): Promise<R> {
-    const reply = await this.#run<R>(script, [...keys, this.#generations.expected(queue), ...args]);
+    const reply = await this.#scripts.run<R>(script, keys, [this.#generations.expected(queue), ...args]);
     if (isStateLost(reply)) throw new QueueStateLostError(queue);
     return reply;
   }
