@@ -204,12 +204,14 @@ describe('against Redis', { timeout: 20_000 }, () => {
     // A shuffled opening of a real queue: the seed is published at the opening, and the
     // order the command prints is the order the queue admits in.
     const queue = new WaitingQueue({ store: new RedisStore({ client }), name: uniqueName('cli'), admitRatePerSecond: 100 });
-    await queue.setControls({ opensAt: Date.now() + 1500, shuffle: true });
+    // Far enough ahead for the enters and a command's start on a loaded machine.
+    const opensAt = Date.now() + 5000;
+    await queue.setControls({ opensAt, shuffle: true });
     for (const id of ids) await queue.enter(id);
     const before = json<{ seed: string | null; commitment: string }>(await cli(['draw', '--queue', queue.name, '--json']));
     expect(before.seed).toBeNull();
     expect(before.commitment).toBe((await queue.controls()).drawCommitment);
-    await sleep(1600);
+    await sleep(Math.max(0, opensAt - Date.now()) + 200);
     const drawn = await cli(['draw', '--queue', queue.name, ...ids, '--json']);
     expect(drawn.code, drawn.stderr).toBe(0);
     const admitted = (await queue.admit()).map((a) => a.memberId);

@@ -560,7 +560,11 @@ describe('F13: maxmemory-policy other than noeviction', () => {
   });
 
   it('(demonstration) when the waiting line is evicted but the meta key is not, the loss is silent: members read NOT_ENTERED', async () => {
-    const { warnings, exists, outcome } = await evictTheLine({ keepMetaHot: true });
+    // Redis samples keys to evict (64 at a time) and its LRU clock ticks in seconds, so now
+    // and then it takes the hot meta key too, by chance: that run is not this case; try again.
+    let run = await evictTheLine({ keepMetaHot: true });
+    for (let attempt = 1; attempt < 3 && run.exists.meta === 0; attempt++) run = await evictTheLine({ keepMetaHot: true });
+    const { warnings, exists, outcome } = run;
     expect(warnings.map((w) => w.code)).toEqual(['EVICTION_POLICY']);
     expect(exists).toMatchObject({ waiting: 0, meta: 1 });
     // The generation check cannot see a partial loss: no error, 1950 acknowledged members gone.
