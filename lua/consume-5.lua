@@ -11,10 +11,12 @@
   KEYS[2] active    zset member -> token deadline (ms)
   KEYS[3] leases    zset member -> claim lease expiry (ms)
   KEYS[4] consumed  zset claim id -> forget-after (ms)
-  KEYS[5] meta      hash: gen, tc (tokens consumed since the queue began)
+  KEYS[5] meta      hash: gen, tc (tokens consumed since the queue began), the order window
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
   ARGV[3] claim id   ARGV[4] how long to remember the consume (ms)
+  ARGV[5] the claim's lease (ms; '' if unknown): the order's latency, from claim to
+          now, is recorded for adaptive admission (lua/includes/orderHealth.lua)
 
   Returns 1 consumed (now or before), 0 taken over by another claim or expired,
   STATE_LOST.
@@ -22,8 +24,9 @@
 --- @include "now"
 --- @include "tokenRecord"
 --- @include "generation"
+--- @include "orderHealth"
 
-local expected, member, claimId, remember = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local expected, member, claimId, remember, lease = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5] or '')
 if not (expected and member and claimId and claimId ~= '' and remember and remember > 0) then
   return redis.error_reply('ERR waitgate: bad consume arguments')
 end
@@ -41,4 +44,9 @@ redis.call('ZREM', KEYS[3], member)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 redis.call('ZADD', KEYS[4], now + remember, claimId)
 redis.call('HINCRBY', KEYS[5], 'tc', 1) -- the consumed total (lua/includes/queueFigures.lua)
+if lease and record.claimExp > 0 then
+  recordOrders(KEYS[5], now, 1, 0, math.max(0, now - (record.claimExp - lease)), 1)
+else
+  recordOrders(KEYS[5], now, 1, 0, 0, 0)
+end
 return 1

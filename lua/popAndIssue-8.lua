@@ -32,11 +32,18 @@
           live member far back can be seen (see src/waiting-queue.ts, presence head);
           a dead member met with the bucket empty stays at the head, and the call stops
           there (FIFO: nobody behind it is admitted first)
-  ARGV[11..] fresh tokens, one per member that may be admitted: the caller sends
+  ARGV[11] target order latency (ms; -1: fixed admission)  ARGV[12] min rate  ARGV[13]
+          max rate (per second): adaptive admission. Unless the controls pin a rate, the
+          rate in force (meta ar) is evaluated at most once a second from the order
+          window (lua/includes/orderHealth.lua): orders failing above FAILURE_SHARE, or
+          slower than the target on average, multiply it by DECREASE_ON_FAILURE, or by
+          target / latency within [MIN_DECREASE, MAX_DECREASE]; otherwise it grows by
+          max / INCREASE_STEPS; always within [min, max] (src/admission-control.ts has the law)
+  ARGV[14..] fresh tokens, one per member that may be admitted: the caller sends
           about as many as it expects to be admittable, not the whole burst
 
   Returns { expiresAtMs, activeAfter, generation, admittable, droppedCount, dropped1, ...,
-  member1, ..., memberN, wait1, ..., waitN }; member i got ARGV[10 + i] and waited
+  member1, ..., memberN, wait1, ..., waitN }; member i got ARGV[13 + i] and waited
   wait i ms (-1: unknown). The queue's totals and its wait histogram are kept in meta. admittable: how many this call could have admitted
   with enough tokens (bucket, burst, maxActive room and members waiting, before
   it); when it exceeds the tokens sent the caller may call again for the rest.
@@ -56,8 +63,11 @@
 --- @include "admissionWindow"
 --- @include "queueFigures"
 --- @include "recordFigures"
+--- @include "orderHealth"
 
-local FIRST_TOKEN = 11
+local FIRST_TOKEN = 14
+local FAILURE_SHARE, DECREASE_ON_FAILURE, MIN_DECREASE, MAX_DECREASE, INCREASE_STEPS = 0.1, 0.8, 0.5, 0.9, 50
+local EVALUATE_EVERY_MS = 1000
 local MAX_DROPS = 1000
 local PASSTHROUGH_BATCH = 2000
 local ADMIT_ID_MEMORY_MS = 300000
@@ -65,8 +75,10 @@ local expected = ARGV[1]
 local rate, burst, maxActive = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local ttl, windowMs, admitId = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local abandonAfter, pickupTimeout, dropRate = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local target, minRate, maxRate = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
 if not (expected and rate and rate > 0 and burst and burst >= 1 and maxActive and ttl and ttl > 0
-        and windowMs and windowMs > 0 and admitId and admitId ~= '' and abandonAfter and pickupTimeout and dropRate) then
+        and windowMs and windowMs > 0 and admitId and admitId ~= '' and abandonAfter and pickupTimeout and dropRate
+        and target and minRate and maxRate and (target < 0 or (minRate > 0 and maxRate >= minRate))) then
   return redis.error_reply('ERR waitgate: bad admit arguments')
 end
 local now = nowMs()
@@ -88,18 +100,43 @@ if #expired > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
   redis.call('HINCRBY', KEYS[5], 'tx', #expired)
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+-- A lease that lapsed is an order that neither committed nor rolled back in time: a failure.
+local lapsed = redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+if lapsed > 0 then recordOrders(KEYS[5], now, lapsed, lapsed, 0, 0) end
 local active = redis.call('ZCARD', KEYS[3])
 
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0, 0 } end
--- meta: [1] bt [2] bts [3..8] the window [9..13] cm co cr cb ca [14..15] pb sb
+-- meta: [1] bt [2] bts [3..8] the window [9..13] cm co cr cb ca [14..15] pb sb [16..17] ar ae
+-- [18..26] the order window
 local fields = { 'bt', 'bts' }
 for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
-for _, f in ipairs({ 'cm', 'co', 'cr', 'cb', 'ca', 'pb', 'sb' }) do fields[#fields + 1] = f end
+for _, f in ipairs({ 'cm', 'co', 'cr', 'cb', 'ca', 'pb', 'sb', 'ar', 'ae' }) do fields[#fields + 1] = f end
+for _, f in ipairs(ORDER_FIELDS) do fields[#fields + 1] = f end
 local meta = redis.call('HMGET', KEYS[5], unpack(fields))
 -- The controls override the caller's options where set.
 local mode, opensAt = meta[9] or 'open', tonumber(meta[10])
+if target >= 0 and not meta[11] then
+  -- Adaptive: the rate in force, evaluated at most once a second by any instance.
+  local inForce, evaluatedAt = tonumber(meta[16]), tonumber(meta[17])
+  if not inForce then inForce = math.min(maxRate, math.max(minRate, rate)) end
+  if not evaluatedAt or now - evaluatedAt >= EVALUATE_EVERY_MS or now < evaluatedAt then
+    local orderValues = {}
+    for i = 1, #ORDER_FIELDS do orderValues[i] = meta[17 + i] end
+    local _, cur, prev = orderWindow(orderValues, now)
+    local count, failed, latency, samples = cur[1] + prev[1], cur[2] + prev[2], cur[3] + prev[3], cur[4] + prev[4]
+    if count > 0 and failed / count > FAILURE_SHARE then
+      inForce = inForce * DECREASE_ON_FAILURE
+    elseif samples > 0 and latency / samples > target then
+      inForce = inForce * math.max(MIN_DECREASE, math.min(MAX_DECREASE, target / (latency / samples)))
+    else
+      inForce = inForce + maxRate / INCREASE_STEPS
+    end
+    inForce = math.min(maxRate, math.max(minRate, inForce))
+    redis.call('HSET', KEYS[5], 'ar', string.format('%.17g', inForce), 'ae', int(now))
+  end
+  rate = inForce
+end
 rate = tonumber(meta[11]) or rate
 burst = tonumber(meta[12]) or burst
 maxActive = tonumber(meta[13]) or maxActive

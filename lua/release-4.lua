@@ -9,17 +9,20 @@
   KEYS[1] tokens   hash member -> token record
   KEYS[2] active   zset member -> token deadline (ms)
   KEYS[3] leases   zset member -> claim lease expiry (ms)
-  KEYS[4] meta     hash: gen
+  KEYS[4] meta     hash: gen, the order window (lua/includes/orderHealth.lua)
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id   ARGV[3] claim id
+  ARGV[4] the claim's lease (ms; '' if unknown): a release is a failed order, its
+          latency (claim to now) recorded for adaptive admission
 
   Returns 1 released, 0 this claim no longer held the token, STATE_LOST.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
 --- @include "generation"
+--- @include "orderHealth"
 
-local expected, member, claimId = ARGV[1], ARGV[2], ARGV[3]
+local expected, member, claimId, lease = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4] or '')
 if not (expected and member and claimId and claimId ~= '') then
   return redis.error_reply('ERR waitgate: bad release arguments')
 end
@@ -29,6 +32,11 @@ if not checkGeneration(KEYS[4], expected) then return STATE_LOST end
 local record = parseRecord(redis.call('HGET', KEYS[1], member))
 if not record or record.claimId ~= claimId or deadlineOf(record) <= now then return 0 end
 
+if lease then
+  recordOrders(KEYS[4], now, 1, 1, math.max(0, now - (record.claimExp - lease)), 1)
+else
+  recordOrders(KEYS[4], now, 1, 1, 0, 0)
+end
 record.claimId, record.claimExp = '', 0
 redis.call('HSET', KEYS[1], member, formatRecord(record))
 redis.call('ZADD', KEYS[2], record.tokenExp, member)

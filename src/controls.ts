@@ -4,7 +4,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { normalizeMemberId, type MemberId } from './member-id.js';
-import { MAX_BURST, parseStrict } from './options.js';
+import { MAX_BURST, parseStrict, type AdmissionOptions } from './options.js';
+import { rateInForce } from './admission-control.js';
 import type { StoredControls } from './store/store.js';
 
 /** How the queue lets members through. */
@@ -35,7 +36,8 @@ export interface QueueControls {
 export interface ControlsPatch {
   mode?: QueueMode;
   message?: string | null;
-  admitRatePerSecond?: number;
+  /** A rate to admit at, for every instance; null: back to the instances' own (or adaptive admission's). */
+  admitRatePerSecond?: number | null;
   admitBurst?: number;
   maxActive?: number | null;
   opensAt?: number | null;
@@ -58,7 +60,7 @@ const patchSchema = z
       .refine((m) => !CONTROL_CHARACTERS.test(m), 'must not contain control characters')
       .nullable()
       .optional(),
-    admitRatePerSecond: z.number().finite().gt(0).max(1_000_000).optional(),
+    admitRatePerSecond: z.number().finite().gt(0).max(1_000_000).nullable().optional(),
     admitBurst: z.number().int().min(1).max(MAX_BURST).optional(),
     maxActive: z.number().int().min(1).nullable().optional(),
     opensAt: z.number().int().min(0).max(8.64e15).nullable().optional(),
@@ -81,12 +83,15 @@ export function newDrawSeed(): { seed: string; commitment: string } {
 }
 
 /** The controls in force: the stored ones, and this instance's options where none is stored. */
-export function controlsInForce(stored: StoredControls, options: { admitRatePerSecond: number; admitBurst: number; maxActive: number | null }): QueueControls {
+export function controlsInForce(
+  stored: StoredControls,
+  options: { admitRatePerSecond: number; admitBurst: number; maxActive: number | null; admission?: AdmissionOptions },
+): QueueControls {
   const opened = stored.opensAt === null || stored.now >= stored.opensAt;
   return {
     mode: stored.mode ?? 'open',
     message: stored.message,
-    admitRatePerSecond: stored.admitRatePerSecond ?? options.admitRatePerSecond,
+    admitRatePerSecond: rateInForce(stored.admitRatePerSecond, stored.adaptiveRate, options),
     admitBurst: stored.admitBurst ?? options.admitBurst,
     maxActive: stored.maxActive === undefined ? options.maxActive : stored.maxActive,
     opensAt: stored.opensAt,

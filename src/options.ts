@@ -56,7 +56,28 @@ export interface WaitingQueueOptions {
    * loses it, and its `maxActive` place goes to the next member. Default null (none).
    */
   pickupTimeoutSeconds?: number | null;
+  /**
+   * How the admission rate is set. `{ mode: 'fixed' }` (default): `admitRatePerSecond`
+   * (or the rate set through the controls). `{ mode: 'adaptive', targetLatencyMs,
+   * minRatePerSecond, maxRatePerSecond }`: the rate follows the order path, as the
+   * store measures it from claim to consume or release; see the README, "Admission
+   * that follows the order database".
+   */
+  admission?: AdmissionOptions;
 }
+
+/** The `admission` option of {@link WaitingQueueOptions}. */
+export type AdmissionOptions =
+  | { mode: 'fixed' }
+  | {
+      mode: 'adaptive';
+      /** Orders slower than this (from claim to consume or release, on average) count as unhealthy. */
+      targetLatencyMs: number;
+      /** The rate never falls below this. */
+      minRatePerSecond: number;
+      /** The rate never rises above this. */
+      maxRatePerSecond: number;
+    };
 
 /** The options after defaults, in the units the queue works in. */
 export interface QueueConfig {
@@ -75,6 +96,7 @@ export interface QueueConfig {
   abandonAfterMs: number | null;
   /** null: none. */
   pickupTimeoutMs: number | null;
+  admission: AdmissionOptions;
 }
 
 export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
@@ -144,6 +166,21 @@ const optionsSchema = z
       .nullable()
       .default(300),
     pickupTimeoutSeconds: seconds(DAY_SECONDS).nullable().default(null),
+    admission: z
+      .discriminatedUnion(
+        'mode',
+        [
+          z.strictObject({ mode: z.literal('fixed') }),
+          z.strictObject({
+            mode: z.literal('adaptive'),
+            targetLatencyMs: z.number().int().min(1).max(600_000),
+            minRatePerSecond: z.number().finite().gt(0).max(1_000_000),
+            maxRatePerSecond: z.number().finite().gt(0).max(1_000_000),
+          }),
+        ],
+        { error: "must have mode 'fixed' or 'adaptive'" },
+      )
+      .default({ mode: 'fixed' }),
   })
   .superRefine((options, ctx) => {
     // A member polling at its interval must never look silent: the slowest interval
@@ -151,6 +188,10 @@ const optionsSchema = z
     const slowest = Math.max(...options.pollingIntervals.map((tier) => tier.seconds));
     const least = 2 * slowest * 1.2 + 2;
     // A token's pick-up is seen through the same polls.
+    const admission = options.admission;
+    if (admission.mode === 'adaptive' && admission.minRatePerSecond > admission.maxRatePerSecond) {
+      ctx.addIssue({ code: 'custom', path: ['admission', 'minRatePerSecond'], message: 'must not be above admission.maxRatePerSecond' });
+    }
     for (const option of ['abandonAfterSeconds', 'pickupTimeoutSeconds'] as const) {
       const value = options[option];
       if (value !== null && value < least) {
@@ -187,6 +228,7 @@ export function parseQueueOptions(options: unknown): QueueConfig {
     }),
     abandonAfterMs: parsed.abandonAfterSeconds === null ? null : Math.round(parsed.abandonAfterSeconds * 1000),
     pickupTimeoutMs: parsed.pickupTimeoutSeconds === null ? null : Math.round(parsed.pickupTimeoutSeconds * 1000),
+    admission: Object.freeze({ ...parsed.admission }),
   };
 }
 

@@ -101,6 +101,12 @@ export interface QueueStats {
   claimed: number;
   /** Admissions per second observed over the last few seconds (0 when none). */
   admittedPerSecond: number;
+  /**
+   * The admission rate in force, for every instance: the one the controls pin, else
+   * the one adaptive admission set (`admission: { mode: 'adaptive' }`), else this
+   * instance's `admitRatePerSecond`. The same as `controls().admitRatePerSecond`.
+   */
+  admitRatePerSecond: number;
   /** Members dropped as abandoned since the queue began (silent for `abandonAfterSeconds` when their turn came); the same as `totals.abandoned`. */
   abandoned: number;
   /** Queue-wide totals since the queue began, kept in the store (all 0 on a custom store that keeps none). */

@@ -4,6 +4,7 @@ import { channel } from 'node:diagnostics_channel';
 import { EventEmitter } from 'node:events';
 import { ADMISSION_WINDOW_MS, observedRate } from './admission-window.js';
 import { parseAdmitterOptions, startTimer, type Admitter, type AdmitterOptions } from './admitter.js';
+import { rateInForce } from './admission-control.js';
 import { controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
 import { EntryTokenError, WaitgateConfigError, isWaitgateError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
@@ -322,6 +323,7 @@ export class WaitingQueue {
         abandonAfterMs: c.abandonAfterMs,
         pickupTimeoutMs: c.pickupTimeoutMs,
         dropsPerSecond: this.#dropsPerSecond(),
+        adaptive: c.admission.mode === 'adaptive' ? c.admission : null,
       }),
     );
     this.#presence?.observe(result.expiresAt - c.entryTokenTtlMs);
@@ -400,7 +402,7 @@ export class WaitingQueue {
     const settle = this.#settleRequest(claim);
     if (!settle) return false;
     const rememberMs = this.#config.entryTokenTtlMs + this.#config.claimTtlMs;
-    const consumed = await this.#call('consume', (s) => s.consume(this.name, { ...settle, rememberMs }));
+    const consumed = await this.#call('consume', (s) => s.consume(this.name, { ...settle, rememberMs, leaseMs: this.#config.claimTtlMs }));
     if (consumed) this.#events.emit('consumed', { memberId: settle.memberId, tokenId: String(claim.tokenId) });
     return consumed;
   }
@@ -413,7 +415,7 @@ export class WaitingQueue {
   async release(claim: Claim): Promise<boolean> {
     const settle = this.#settleRequest(claim);
     if (!settle) return false;
-    const released = await this.#call('release', (s) => s.release(this.name, settle));
+    const released = await this.#call('release', (s) => s.release(this.name, { ...settle, leaseMs: this.#config.claimTtlMs }));
     if (released) this.#events.emit('released', { memberId: settle.memberId, tokenId: String(claim.tokenId) });
     return released;
   }
@@ -454,6 +456,7 @@ export class WaitingQueue {
       active: s.active,
       claimed: s.claimed,
       admittedPerSecond: observedRate(s.window, s.now),
+      admitRatePerSecond: rateInForce(s.pinnedRate, s.adaptiveRate, this.#config),
       abandoned,
       totals: s.totals ?? { entered: 0, admitted: 0, abandoned, consumed: 0, expired: 0 },
       waitSeconds: waitFigures(s.waitSlots ?? [], s.now),

@@ -47,7 +47,19 @@ describe('WaitingQueue options', () => {
       positionCache: null,
       abandonAfterMs: 300_000,
       pickupTimeoutMs: null,
+      admission: { mode: 'fixed' },
     });
+  });
+
+  it('takes adaptive admission, and names the field of a bad one', () => {
+    const admission = { mode: 'adaptive', targetLatencyMs: 250, minRatePerSecond: 5, maxRatePerSecond: 100 } as const;
+    expect(new WaitingQueue({ store, admission }).config.admission).toEqual(admission);
+    expect(configError({ store, admission: { ...admission, targetLatencyMs: 0 } }).option).toBe('admission.targetLatencyMs');
+    expect(configError({ store, admission: { ...admission, minRatePerSecond: 200 } }).option).toBe('admission.minRatePerSecond');
+    expect(configError({ store, admission: { mode: 'gradient' } }).option).toBe('admission.mode');
+    expect(configError({ store, admission: { ...admission, maxRatePerSecond: -1 } }).option).toBe('admission.maxRatePerSecond');
+    expect(configError({ store, admission: { ...admission, extra: 1 } }).option).toBe('extra');
+    expect(configError({ store, admission: { mode: 'adaptive' } }).option).toBe('admission.targetLatencyMs');
   });
 
   it('resolves positionCache: true to its documented defaults, exactBelowRank the largest tier belowRank', () => {

@@ -6,6 +6,7 @@ import { EMPTY_WINDOW, recordAdmissionStep } from '../admission-window.js';
 import { drawScore, type QueueMode } from '../controls.js';
 import { QueueClosedError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
+import { EVALUATE_EVERY_MS, OrderWindow, nextRate } from '../admission-control.js';
 import { EntryCheckpoints, recordWaits, type WaitSlot } from '../queue-figures.js';
 import type { MemberInspection, QueueTotals } from '../types.js';
 import type {
@@ -41,6 +42,8 @@ interface TokenRecord {
   claimExp: number;
   /** While nobody has read the token (pickupTimeoutSeconds): when it is dropped; 0 once read. */
   pickupBy: number;
+  /** Its lease lapsed and was counted as a failed order (mirrors removing it from the `leases` key). */
+  leaseCounted?: boolean;
 }
 
 interface QueueState {
@@ -62,6 +65,10 @@ interface QueueState {
   waitSlots: Array<WaitSlot | undefined>;
   /** Entry checkpoints (mirrors the `entries` key). */
   entries: EntryCheckpoints;
+  /** Orders settled lately (mirrors meta ows .. opn). */
+  orders: OrderWindow;
+  /** The rate adaptive admission set, and when (mirrors meta ar, ae); null before. */
+  adaptive: { rate: number; evaluatedAt: number } | null;
   /** The drop bucket (mirrors meta dt/dts), null before the first drop check. */
   dropBucket: { tokens: number; refilledAt: number } | null;
 }
@@ -219,9 +226,17 @@ export class MemoryStore implements Store {
     for (const [id, forgetAt] of q.recentAdmits) if (forgetAt <= now) q.recentAdmits.delete(id);
     if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [], admittable: 0, abandoned: [] };
 
+    // A lease that lapsed is an order that neither committed nor rolled back in time: a failure.
+    let lapsed = 0;
+    for (const record of q.tokens.values()) {
+      if (record.claimId === null || record.claimExp === 0 || record.claimExp > now || record.leaseCounted) continue;
+      record.leaseCounted = true;
+      lapsed++;
+    }
+    if (lapsed > 0) q.orders.record(now, { count: lapsed, failed: lapsed, latency: 0, samples: 0 });
     // The controls override the caller's options where set.
     const c = q.controls;
-    const rate = c.rate ?? request.ratePerSecond;
+    const rate = c.rate ?? this.#adaptiveRate(q, now, request);
     const burst = c.burst ?? request.burst;
     const maxActive = c.maxActive === undefined ? request.maxActive : c.maxActive;
     const bucket = q.bucket ?? { tokens: burst, refilledAt: now };
@@ -296,6 +311,18 @@ export class MemoryStore implements Store {
     return { expiresAt, active: active + admitted.length, admitted, admittable, abandoned };
   }
 
+  /** Adaptive admission's rate in force, evaluated at most once a second (mirrors lua/popAndIssue-8.lua). */
+  #adaptiveRate(q: QueueState, now: number, request: AdmitRequest): number {
+    const limits = request.adaptive;
+    if (!limits) return request.ratePerSecond;
+    let state = q.adaptive;
+    const inForce = state?.rate ?? Math.min(limits.maxRatePerSecond, Math.max(limits.minRatePerSecond, request.ratePerSecond));
+    if (!state || now - state.evaluatedAt >= EVALUATE_EVERY_MS || now < state.evaluatedAt) {
+      state = q.adaptive = { rate: nextRate(inForce, q.orders.read(now), limits), evaluatedAt: now };
+    }
+    return state.rate;
+  }
+
   async claim(queue: string, request: ClaimRequest): Promise<ClaimResult> {
     const q = this.#queue(queue);
     const now = this.#now();
@@ -305,6 +332,7 @@ export class MemoryStore implements Store {
     if (record.claimId !== null && record.claimExp > now) return { status: 'IN_USE', leaseExpiresAt: record.claimExp, now };
     record.claimId = request.claimId;
     record.claimExp = now + request.leaseMs;
+    record.leaseCounted = false;
     record.pickupBy = 0; // a claim picks the token up
     return { status: 'CLAIMED', expiresAt: record.claimExp };
   }
@@ -319,16 +347,25 @@ export class MemoryStore implements Store {
     for (const [claimId, forgetAt] of q.consumed) if (forgetAt <= now) q.consumed.delete(claimId);
     q.consumed.set(request.claimId, now + request.rememberMs);
     q.totals.consumed++;
+    q.orders.record(now, this.#settled(record, now, request.leaseMs, false));
     return true;
   }
 
   async release(queue: string, request: SettleRequest): Promise<boolean> {
     const q = this.#queue(queue);
     const record = q.tokens.get(request.memberId);
-    if (!record || record.claimId !== request.claimId || deadlineOf(record) <= this.#now()) return false;
+    const now = this.#now();
+    if (!record || record.claimId !== request.claimId || deadlineOf(record) <= now) return false;
+    q.orders.record(now, this.#settled(record, now, request.leaseMs, true));
     record.claimId = null;
     record.claimExp = 0;
     return true;
+  }
+
+  /** One settled order for the order window: its latency from the claim when the lease is known. */
+  #settled(record: TokenRecord, now: number, leaseMs: number | undefined, failed: boolean) {
+    const measured = leaseMs !== undefined && record.claimExp > 0;
+    return { count: 1, failed: failed ? 1 : 0, latency: measured ? Math.max(0, now - (record.claimExp - leaseMs)) : 0, samples: measured ? 1 : 0 };
   }
 
   async leave(queue: string, memberId: string): Promise<boolean> {
@@ -358,6 +395,8 @@ export class MemoryStore implements Store {
       window: q.window,
       now,
       totals: { ...q.totals },
+      pinnedRate: q.controls.rate ?? null,
+      adaptiveRate: q.adaptive?.rate ?? null,
       waitSlots: q.waitSlots.map((slot) => slot && { ...slot, counts: new Map(slot.counts) }),
     };
   }
@@ -430,7 +469,7 @@ export class MemoryStore implements Store {
     const next: Controls = { ...current };
     if (p.mode !== undefined) next.mode = p.mode;
     if (p.message !== undefined) next.message = p.message ?? undefined;
-    if (p.admitRatePerSecond !== undefined) next.rate = p.admitRatePerSecond;
+    if (p.admitRatePerSecond !== undefined) next.rate = p.admitRatePerSecond ?? undefined;
     if (p.admitBurst !== undefined) next.burst = p.admitBurst;
     if (p.maxActive !== undefined) next.maxActive = p.maxActive;
     if (p.opensAt !== undefined) next.opensAt = p.opensAt ?? undefined;
@@ -481,6 +520,7 @@ export class MemoryStore implements Store {
       drawSeed: c.seed ?? null,
       drawCommitment: c.commitment ?? null,
       version: c.version,
+      adaptiveRate: this.#queue(queue).adaptive?.rate ?? null,
     };
   }
 
@@ -500,6 +540,8 @@ export class MemoryStore implements Store {
         totals: { entered: 0, admitted: 0, abandoned: 0, consumed: 0, expired: 0 },
         waitSlots: [],
         entries: new EntryCheckpoints(),
+        orders: new OrderWindow(),
+        adaptive: null,
         dropBucket: null,
       };
       this.#queues.set(name, q);

@@ -3,7 +3,7 @@
 
 import type { QueueMode } from '../controls.js';
 import { QueueClosedError, WaitgateConfigError } from '../errors.js';
-import { parseWaitSlot } from '../queue-figures.js';
+import { WAIT_SLOTS, parseWaitSlot } from '../queue-figures.js';
 import { CLAIM_STATUS, POSITION_STATUS } from './status-codes.js';
 import type { MemberInspection } from '../types.js';
 import type { AdmissionWindow, ClaimResult, ControlsView, MemberSnapshot, QueueSnapshot, StatsSnapshot, StoredControls } from './store.js';
@@ -155,6 +155,8 @@ const STATS = {
   window: 6,
   totals: 6 + WINDOW_LENGTH,
   waitSlots: 10 + WINDOW_LENGTH,
+  pinnedRate: 10 + WINDOW_LENGTH + WAIT_SLOTS,
+  adaptiveRate: 11 + WINDOW_LENGTH + WAIT_SLOTS,
 } as const;
 
 export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value } {
@@ -174,7 +176,9 @@ export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value
         consumed: Number(r[STATS.totals + 2] ?? 0),
         expired: Number(r[STATS.totals + 3] ?? 0),
       },
-      waitSlots: r.slice(STATS.waitSlots).map((slot) => parseWaitSlot(typeof slot === 'string' ? slot : null)),
+      waitSlots: r.slice(STATS.waitSlots, STATS.pinnedRate).map((slot) => parseWaitSlot(typeof slot === 'string' ? slot : null)),
+      pinnedRate: num(r[STATS.pinnedRate]),
+      adaptiveRate: num(r[STATS.adaptiveRate]),
     },
   };
 }
@@ -258,6 +262,7 @@ export function decodeControls(r: Reply): { controls: StoredControls; generation
       drawSeed: str(r[8]),
       drawCommitment: str(r[9]),
       version: num(r[10]) ?? 0,
+      adaptiveRate: num(r[12]),
     },
   };
 }

@@ -162,6 +162,9 @@ export class RedisStore implements Store {
         request.abandonAfterMs ?? -1,
         request.pickupTimeoutMs ?? -1,
         request.dropsPerSecond ?? -1,
+        request.adaptive?.targetLatencyMs ?? -1,
+        request.adaptive?.minRatePerSecond ?? 0,
+        request.adaptive?.maxRatePerSecond ?? 0,
         ...request.tokens,
       ],
     );
@@ -184,14 +187,14 @@ export class RedisStore implements Store {
         queue,
         'consume',
         [k.tokens, k.active, k.leases, k.consumed, k.meta],
-        [request.memberId, request.claimId, request.rememberMs],
+        [request.memberId, request.claimId, request.rememberMs, request.leaseMs ?? ''],
       )) === 1
     );
   }
 
   async release(queue: string, request: SettleRequest): Promise<boolean> {
     const k = this.#keysOf(queue);
-    return (await this.#call<number>(queue, 'release', [k.tokens, k.active, k.leases, k.meta], [request.memberId, request.claimId])) === 1;
+    return (await this.#call<number>(queue, 'release', [k.tokens, k.active, k.leases, k.meta], [request.memberId, request.claimId, request.leaseMs ?? ''])) === 1;
   }
 
   async leave(queue: string, memberId: string): Promise<boolean> {
@@ -240,7 +243,7 @@ export class RedisStore implements Store {
     };
     put('cm', p.mode);
     put('cx', p.message === null ? '' : p.message);
-    put('cr', p.admitRatePerSecond === undefined ? undefined : String(p.admitRatePerSecond));
+    put('cr', p.admitRatePerSecond === undefined ? undefined : p.admitRatePerSecond === null ? '' : String(p.admitRatePerSecond));
     put('cb', p.admitBurst);
     put('ca', p.maxActive === null ? -1 : p.maxActive);
     put('co', p.opensAt === null ? '' : p.opensAt);

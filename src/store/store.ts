@@ -38,6 +38,8 @@ export interface StoredControls {
   version: number;
   /** The store's clock, epoch ms. */
   now: number;
+  /** The rate adaptive admission set last (see {@link AdmitRequest.adaptive}); null before. Optional for custom stores. */
+  adaptiveRate?: number | null;
 }
 
 /** One `setControls` step: the validated patch, and a fresh seed in case it starts a draw. */
@@ -145,6 +147,13 @@ export interface AdmitRequest {
    * member far back can be seen. null or absent: no limit.
    */
   dropsPerSecond?: number | null;
+  /**
+   * Adaptive admission: unless the controls pin a rate, the store sets the rate in
+   * force from the orders settled lately (their latency from claim to consume or
+   * release, and the share that failed), at most once a second, within [min, max]:
+   * the law of src/admission-control.ts. Absent or null: `ratePerSecond` (fixed).
+   */
+  adaptive?: { targetLatencyMs: number; minRatePerSecond: number; maxRatePerSecond: number } | null;
 }
 
 export interface AdmitResult {
@@ -183,6 +192,8 @@ export type ClaimResult =
 export interface SettleRequest {
   memberId: string;
   claimId: string;
+  /** The claim's lease (ms), so the store can measure the order's latency from the claim. Optional. */
+  leaseMs?: number;
 }
 
 export interface ConsumeRequest extends SettleRequest {
@@ -202,6 +213,10 @@ export interface StatsSnapshot {
   totals?: QueueTotals;
   /** The wait histograms of the last minutes (src/queue-figures.ts), any order. Optional for custom stores. */
   waitSlots?: ReadonlyArray<WaitSlot | undefined>;
+  /** The rate the controls pin, or null. Optional for custom stores. */
+  pinnedRate?: number | null;
+  /** The rate adaptive admission set last, or null. Optional for custom stores. */
+  adaptiveRate?: number | null;
 }
 
 /** Something about the store's setup that can lose members, reported once through the `warning` event. */

@@ -435,6 +435,7 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
           active: 0,
           claimed: 0,
           admittedPerSecond: 0,
+          admitRatePerSecond: 3,
           abandoned: 0,
           totals: { entered: 5, admitted: 0, abandoned: 0, consumed: 0, expired: 0 },
           waitSeconds: { p50: 0, p90: 0, max: 0, count: 0 },

@@ -745,9 +745,9 @@ describe('model-based differential walk (R5): MemoryStore and RedisStore against
     const delta = 45_000;
     // tokenExp + claimExp of a; scores of active (a), leases (a), consumed (claimB), admits (1 call);
     // bts, ws, wf, wl, mv; c's last sign of life (a and b were admitted: theirs are gone);
-    // kt and the one entry checkpoint (a, b and c entered within a second).
+    // kt and the one entry checkpoint (a, b and c entered within a second); ows (b's order).
     expect(before.entries).toHaveLength(2);
-    expect(await shiftQueueClock(client, PREFIX, name, delta)).toBe(2 + 1 + 1 + 1 + 1 + 5 + 1 + 2);
+    expect(await shiftQueueClock(client, PREFIX, name, delta)).toBe(2 + 1 + 1 + 1 + 1 + 5 + 1 + 2 + 1);
     const after = await snapshot();
     const back = (v: string) => String(Number(v) - delta);
     const [te, ce, ...rest] = before.tokens.a!.split('|');
@@ -761,6 +761,7 @@ describe('model-based differential walk (R5): MemoryStore and RedisStore against
       wl: back(before.meta.wl!),
       mv: back(before.meta.mv!),
       kt: back(before.meta.kt!),
+      ows: back(before.meta.ows!),
     });
     expect(after.entries).toEqual([back(before.entries[0]!), before.entries[1]]);
     expect(after.seen).toEqual({ c: back(before.seen.c!) });

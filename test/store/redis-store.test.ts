@@ -16,6 +16,7 @@ import {
   type StoreWarning,
 } from '../../src/index.js';
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
+import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
@@ -47,6 +48,12 @@ describeAbandonmentContract('RedisStore', {
 });
 
 describeFiguresContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeAdaptiveContract('RedisStore', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },

@@ -10,7 +10,7 @@
 // - admits   zset admit id -> forget-after (ms);
 // - meta     hash fields bts (bucket refill time), ws (window start), wf (first admission),
 //            wl (last recorded admission), mv (line last moved), co (scheduled opening),
-//            kt (last entry checkpoint);
+//            kt (last entry checkpoint), ows (order window start), ae (adaptive rate evaluated);
 // - seen     hash member -> last sign of life (ms);
 // - entries  zset: each member is a time (ms), its score an entry score.
 // Not timestamps: waiting (scored by entry sequence), meta gen / seq / bt / wc / wp and
@@ -64,7 +64,7 @@ for i = 1, #points, 2 do
   changed = changed + 1
 end
 
-for _, field in ipairs({ 'bts', 'ws', 'wf', 'wl', 'mv', 'co', 'kt' }) do
+for _, field in ipairs({ 'bts', 'ws', 'wf', 'wl', 'mv', 'co', 'kt', 'ows', 'ae' }) do
   local v = tonumber(redis.call('HGET', KEYS[5], field))
   if v then
     redis.call('HSET', KEYS[5], field, int(v - d))

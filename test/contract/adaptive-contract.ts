@@ -1,0 +1,112 @@
+// Adaptive admission (SPEC §12): the store measures the order path (claim to consume
+// or release, in its own time) and sets the admission rate in force from it, the same
+// for every instance. One suite, run unchanged against MemoryStore (its clock) and
+// Redis (real time), so the stores agree. The law is in src/admission-control.ts.
+
+import { describe, expect, it } from 'vitest';
+import { WaitingQueue, type WaitingQueueOptions } from '../../src/index.js';
+import type { StoreHarness } from './store-contract.js';
+import { uniqueName } from '../support/unique.js';
+
+const ADAPTIVE = { mode: 'adaptive', targetLatencyMs: 100, minRatePerSecond: 2, maxRatePerSecond: 20 } as const;
+/** A little over the law's evaluation period (1 s of the store's clock). */
+const SECOND = 1050;
+
+export function describeAdaptiveContract(label: string, harness: StoreHarness): void {
+  async function setup(options: Partial<WaitingQueueOptions> = {}) {
+    const { store, elapse } = await harness.create();
+    const name = uniqueName('ad');
+    const make = (extra: Partial<WaitingQueueOptions> = {}) =>
+      new WaitingQueue({ store, name, admitRatePerSecond: 20, admitBurst: 20, abandonAfterSeconds: null, admission: ADAPTIVE, ...options, ...extra });
+    const queue = make();
+    for (let i = 0; i < 300; i += 50) await Promise.all(Array.from({ length: 50 }, (_, j) => queue.enter(`m${i + j}`)));
+    return { elapse, queue, make };
+  }
+
+  /**
+   * One second of the sale: an admission step (which evaluates the law), then `orders`
+   * of the admitted members claim and settle after `latencyMs`, by consume or release.
+   */
+  async function second(queue: WaitingQueue, elapse: (ms: number) => Promise<void>, orders: { count: number; latencyMs: number; fail?: boolean }) {
+    const admitted = await queue.admit();
+    const claims = await Promise.all(admitted.slice(0, orders.count).map((a) => queue.claim(a.memberId, a.entryToken)));
+    await elapse(orders.latencyMs);
+    await Promise.all(claims.map((c) => (orders.fail ? queue.release(c) : queue.consume(c))));
+    await elapse(SECOND - orders.latencyMs);
+    return (await queue.controls()).admitRatePerSecond;
+  }
+
+  describe(`adaptive admission contract: ${label}`, () => {
+    it('starts at admitRatePerSecond within the bounds; orders at 4x the target halve the rate each second, down to the minimum', async () => {
+      const { queue, elapse } = await setup({ admitRatePerSecond: 50 });
+      expect((await queue.controls()).admitRatePerSecond).toBe(20); // 50, clamped to the maximum
+      const rates: number[] = [];
+      for (let i = 0; i < 5; i++) rates.push(await second(queue, elapse, { count: 3, latencyMs: 400 }));
+      // The first step had no orders to judge by (20, at the maximum); then x0.5 each second
+      // (target / latency = 0.25, at most halving): 10, 5, 2.5, then the minimum, 2.
+      expect(rates).toEqual([20, 10, 5, 2.5, 2]);
+      expect((await queue.stats()).admitRatePerSecond).toBe(2);
+    });
+
+    it('orders a little slower than the target lower the rate in proportion (a gradient)', async () => {
+      const { queue, elapse } = await setup();
+      await second(queue, elapse, { count: 3, latencyMs: 150 }); // no orders judged yet: 20
+      const rate = await second(queue, elapse, { count: 3, latencyMs: 150 });
+      // x target / latency: 100 / (150 and the calls' own few ms) = 0.67 or a little less.
+      expect(rate).toBeGreaterThanOrEqual(11.5);
+      expect(rate).toBeLessThanOrEqual(20 * (100 / 150) + 1e-9);
+    });
+
+    it('fast orders raise it back by maxRatePerSecond / 50 a second, up to the maximum and no further', async () => {
+      const { queue, elapse } = await setup({ admitRatePerSecond: 19 });
+      const rates: number[] = [];
+      for (let i = 0; i < 4; i++) rates.push(await second(queue, elapse, { count: 2, latencyMs: 10 }));
+      expect(rates.map((r) => Math.round(r * 1000) / 1000)).toEqual([19.4, 19.8, 20, 20]);
+    });
+
+    it('failed orders (releases) above 10% lower it by 0.8 a second, however fast they are', async () => {
+      const { queue, elapse } = await setup();
+      const rates: number[] = [];
+      for (let i = 0; i < 3; i++) rates.push(await second(queue, elapse, { count: 3, latencyMs: 10, fail: true }));
+      expect(rates.map((r) => Math.round(r * 1000) / 1000)).toEqual([20, 16, 12.8]);
+    });
+
+    it('counts a lease that lapsed (an order neither committed nor rolled back in time) as a failure', async () => {
+      const { queue, elapse } = await setup({ claimTtlSeconds: 0.5 });
+      const admitted = await queue.admit(); // 20, evaluated with no orders yet
+      await Promise.all(admitted.slice(0, 3).map((a) => queue.claim(a.memberId, a.entryToken))); // never settled
+      await elapse(SECOND);
+      await queue.admit(); // reaps the three lapsed leases, then evaluates
+      expect((await queue.controls()).admitRatePerSecond).toBe(16);
+    });
+
+    it('is one rate for every instance: another instance reads it and admits at it', async () => {
+      const { queue, make, elapse } = await setup();
+      const other = make({ admitRatePerSecond: 5 }); // its own starting rate does not matter once one is in force
+      await second(queue, elapse, { count: 3, latencyMs: 400 });
+      await second(queue, elapse, { count: 3, latencyMs: 400 });
+      const mine = await queue.controls();
+      expect((await other.controls()).admitRatePerSecond).toBe(mine.admitRatePerSecond);
+      expect((await other.stats()).admitRatePerSecond).toBe(mine.admitRatePerSecond);
+      expect(mine.admitRatePerSecond).toBe(10);
+    });
+
+    it('an operator can still pin a rate (adaptive admission waits meanwhile) or pause; null gives the rate back to it', async () => {
+      const { queue, elapse } = await setup();
+      await queue.setControls({ admitRatePerSecond: 7 });
+      expect(await second(queue, elapse, { count: 3, latencyMs: 400 })).toBe(7);
+      expect(await second(queue, elapse, { count: 3, latencyMs: 400 })).toBe(7);
+      await queue.setControls({ admitRatePerSecond: null });
+      // Back to the law, from where it stood (20: it did not move while pinned), now with slow orders.
+      expect(await second(queue, elapse, { count: 3, latencyMs: 400 })).toBe(10);
+      await queue.setControls({ mode: 'paused' });
+      expect(await queue.admit()).toEqual([]);
+    });
+
+    it("mode 'fixed' (the default) keeps admitRatePerSecond whatever the orders do", async () => {
+      const { queue, elapse } = await setup({ admission: { mode: 'fixed' } });
+      for (let i = 0; i < 2; i++) expect(await second(queue, elapse, { count: 3, latencyMs: 400 })).toBe(20);
+      expect((await queue.stats()).admitRatePerSecond).toBe(20);
+    });
+  });
+}
