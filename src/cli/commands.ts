@@ -14,12 +14,16 @@ import { modePatch, schedulePatch, setPatch } from './patch.js';
 import type { CommandName } from './spec.js';
 
 /** What `status --json` prints. */
+/** `stats()` as the command shows it: the rate in force only when it is shared through the store. */
+export type StatusStats = Omit<QueueStats, 'admitRatePerSecond'> & { admitRatePerSecond: number | null };
+
 export interface StatusJson {
   queue: string;
   prefix: string;
   /** The store's clock when the controls were read, epoch ms. */
   now: number;
-  stats: QueueStats;
+  /** `admitRatePerSecond`: the rate shared through the store (pinned, or set by adaptive admission), else null: the instances' own option. */
+  stats: StatusStats;
   controls: ControlsJson;
 }
 
@@ -58,7 +62,8 @@ export async function withQueue<T>(
 /** Reads the figures and the controls: reads only. */
 export async function readStatus(c: Connection): Promise<StatusJson> {
   const [stats, stored] = await Promise.all([c.queue.stats(), c.storedControls()]);
-  return { queue: c.name, prefix: c.prefix, now: stored.now, stats, controls: controlsView(stored) };
+  const controls = controlsView(stored);
+  return { queue: c.name, prefix: c.prefix, now: stored.now, stats: { ...stats, admitRatePerSecond: controls.admitRatePerSecond }, controls };
 }
 
 export function runStatus(values: Values, io: Io): Promise<void> {

@@ -34,13 +34,15 @@ const UNKNOWN = { admitRatePerSecond: 1, admitBurst: 1, maxActive: null };
 export function controlsView(stored: StoredControls): ControlsJson {
   const inForce = controlsInForce(stored, UNKNOWN);
   const unset: InstanceOption[] = [];
-  if (stored.admitRatePerSecond === null) unset.push('admitRatePerSecond');
+  // A rate pinned through the controls, else the one adaptive admission set: either is shared.
+  const rate = stored.admitRatePerSecond ?? stored.adaptiveRate ?? null;
+  if (rate === null) unset.push('admitRatePerSecond');
   if (stored.admitBurst === null) unset.push('admitBurst');
   if (stored.maxActive === undefined) unset.push('maxActive');
   return {
     mode: inForce.mode,
     message: inForce.message,
-    admitRatePerSecond: stored.admitRatePerSecond,
+    admitRatePerSecond: rate,
     admitBurst: stored.admitBurst,
     maxActive: stored.maxActive ?? null,
     opensAt: inForce.opensAt,

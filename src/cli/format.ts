@@ -2,6 +2,7 @@
 // and inspect. (--json prints the objects themselves.)
 
 import type { MemberInspection, QueueStats } from '../types.js';
+import type { StatusStats } from './commands.js';
 import type { ControlsJson } from './controls-view.js';
 
 const INTEGER = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
@@ -67,12 +68,12 @@ export function totalsLine(t: QueueStats['totals'] | undefined): string {
 }
 
 /** active / max active (claimed), as far as the controls tell. */
-export function activeLine(stats: QueueStats, c: ControlsJson): string {
+export function activeLine(stats: StatusStats, c: ControlsJson): string {
   const cap = c.unset.includes('maxActive') ? ` / max: ${INSTANCES}` : c.maxActive === null ? '' : ` / ${int(c.maxActive)} max`;
   return `${int(stats.active)}${cap}  (${int(stats.claimed)} claimed)`;
 }
 
-export function statusText(queue: string, prefix: string, stats: QueueStats, c: ControlsJson, now: number): string {
+export function statusText(queue: string, prefix: string, stats: StatusStats, c: ControlsJson, now: number): string {
   return table([
     ['queue', `${queue} (prefix ${prefix})`],
     ['waiting', int(stats.waiting)],
