@@ -9,6 +9,9 @@ export default defineConfig({
     fastify: 'src/http/fastify.ts',
     koa: 'src/http/koa.ts',
     client: 'src/client/index.ts',
+    fetch: 'src/http/fetch.ts',
+    hono: 'src/http/hono.ts',
+    nestjs: 'src/http/nestjs.ts',
     opentelemetry: 'src/opentelemetry/index.ts',
     dashboard: 'src/dashboard/index.ts',
     cli: 'src/cli/index.ts',
@@ -21,6 +24,6 @@ export default defineConfig({
   target: 'node20',
   // The frameworks and ioredis are the user's (optional peers). fastify-plugin (MIT,
   // a few lines) is bundled, so users of waitgate/fastify need not install it.
-  external: ['ioredis', 'express', 'fastify', 'koa', '@opentelemetry/api'],
+  external: ['ioredis', 'redis', 'express', 'fastify', 'koa', 'hono', /^hono\//, /^@nestjs\//, /^rxjs/, '@opentelemetry/api'],
   noExternal: ['fastify-plugin'],
 });

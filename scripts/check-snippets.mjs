@@ -44,6 +44,8 @@ const tsconfigJson = {
     allowJs: true,
     checkJs: true,
     noEmit: true,
+    // NestJS apps compile with legacy decorators (the README's NestJS section uses them).
+    experimentalDecorators: true,
   },
 };
 // The same options for the compiler API, converted rather than written twice.

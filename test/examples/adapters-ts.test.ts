@@ -1,4 +1,4 @@
-// The TypeScript example servers (examples/*-ts/server.ts), run as a reader runs them: through
+// The TypeScript example servers (examples/*-ts/server.ts, examples/hono/server.ts), run as a reader runs them: through
 // tsx, in a child process, on a free port (PORT=0), on the memory store. A member enters, the
 // example's own admitter admits it, an order with its token is placed (201, tokenId recorded),
 // the same token is refused afterwards (401), and SIGTERM stops the server cleanly (exit code 0).
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import tsupConfig from '../../tsup.config.js';
 
 const root = join(import.meta.dirname, '..', '..');
-const EXAMPLES = ['express-ts', 'fastify-ts', 'koa-ts'];
+const EXAMPLES = ['express-ts', 'fastify-ts', 'koa-ts', 'hono'];
 
 let temp = '';
 let tsconfig = '';

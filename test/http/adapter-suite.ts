@@ -1,5 +1,6 @@
-// One behaviour table, run against every HTTP adapter over real HTTP.
-// Each adapter test builds the same small app (see AppFactory) and calls describeAdapter.
+// One behaviour table, run against every HTTP adapter: over real HTTP, or in process for the
+// Web-standard adapters (a `Request` in, a `Response` out). Each adapter test builds the same
+// small app (see AppFactory) and calls describeAdapter.
 
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
@@ -23,7 +24,14 @@ export interface AppSetup {
   onOrder(entry: Entry | undefined): void;
 }
 
-export type AppFactory = (setup: AppSetup) => Promise<{ url: string; close(): Promise<void> }>;
+/**
+ * A started app, reached over real HTTP (`url`: the server's base URL) or in process (`request`:
+ * answers a Web `Request`, as Hono's `app.request` or a fetch handler do; its URL's origin is
+ * `http://waitgate.test`).
+ */
+export type AppHandle = { close(): Promise<void> } & ({ url: string } | { request(request: Request): Promise<Response> });
+
+export type AppFactory = (setup: AppSetup) => Promise<AppHandle>;
 
 /** The order handler's behaviour, shared by the three apps so they differ only in framework glue. */
 export async function orderBehaviour(headers: Record<string, string | string[] | undefined>, entry: Entry | undefined) {
@@ -44,6 +52,14 @@ export const memberOf = (headers: Record<string, string | string[] | undefined>)
   return Array.isArray(v) ? v[0] : v;
 };
 
+/** The headers of a Web Request as the record orderBehaviour and memberOf read. */
+export const headersOf = (headers: Headers): Record<string, string> => Object.fromEntries(headers.entries());
+
+/** Sends one request to a started app, through whichever transport it offers. */
+function send(app: AppHandle, path: string, init: RequestInit): Promise<Response> {
+  return 'url' in app ? fetch(app.url + path, init) : app.request(new Request(`http://waitgate.test${path}`, init));
+}
+
 /** A store that never answers: the queue's operationTimeoutMs turns every call into StoreUnavailableError. */
 const deadStore: Store = new Proxy({} as Store, { get: () => () => new Promise(() => undefined) });
 
@@ -56,8 +72,11 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
     const queue = new WaitingQueue({ store, operationTimeoutMs: 100, claimTtlSeconds: options.claimTtlSeconds ?? 30 });
     const orders: Array<Entry | undefined> = [];
     const app = await startApp({ queue, settle: options.settle ?? 'auto', onStoreUnavailable: options.onStoreUnavailable, onOrder: (e) => orders.push(e) });
-    const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
-      fetch(app.url + path, { method, headers: body ? { 'content-type': 'application/json', ...headers } : headers, body });
+    const call = (method: string, path: string, headers: Record<string, string> | Headers = {}, body?: string) => {
+      const sent = new Headers(headers);
+      if (body) sent.set('content-type', 'application/json');
+      return send(app, path, { method, headers: sent, body });
+    };
     const admittedToken = async (member: string) => {
       await queue.enter(member);
       const admission = (await queue.admit()).find((a) => a.memberId === member);
@@ -189,7 +208,7 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
       });
 
       it("answers 401 ENTRY_TOKEN_INVALID for a wrong, another member's, a repeated, or an expired token", async () => {
-        const { app, order, orders, admittedToken, advance } = await setup();
+        const { app, call, order, orders, admittedToken, advance } = await setup();
         try {
           const token = await admittedToken('alice');
           await expectError(await order('alice', 'A'.repeat(43)), 401, 'ENTRY_TOKEN_INVALID');
@@ -198,7 +217,7 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
           const twice = new Headers({ 'x-member': 'alice' });
           twice.append('x-entry-token', token);
           twice.append('x-entry-token', token);
-          await expectError(await fetch(`${app.url}/orders`, { method: 'POST', headers: twice }), 401, 'ENTRY_TOKEN_INVALID');
+          await expectError(await call('POST', '/orders', twice), 401, 'ENTRY_TOKEN_INVALID');
           advance(301_000);
           await expectError(await order('alice', token), 401, 'ENTRY_TOKEN_INVALID');
           expect(orders).toEqual([]);
@@ -281,16 +300,25 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
         const { app, admittedToken, queue, orders } = await setup();
         try {
           const token = await admittedToken('alice');
-          await new Promise<void>((resolve) => {
-            const req = httpRequest(`${app.url}/orders`, { method: 'POST', headers: { 'x-member': 'alice', 'x-entry-token': token, 'x-test-delay': '2000' } });
-            req.on('error', () => resolve());
-            req.end();
-            const check = setInterval(() => {
-              if (orders.length === 0) return; // wait until the handler holds the claim
-              clearInterval(check);
-              req.destroy();
-            }, 10);
-          });
+          const headers = { 'x-member': 'alice', 'x-entry-token': token, 'x-test-delay': '2000' };
+          if ('url' in app) {
+            await new Promise<void>((resolve) => {
+              const req = httpRequest(`${app.url}/orders`, { method: 'POST', headers });
+              req.on('error', () => resolve());
+              req.end();
+              const check = setInterval(() => {
+                if (orders.length === 0) return; // wait until the handler holds the claim
+                clearInterval(check);
+                req.destroy();
+              }, 10);
+            });
+          } else {
+            // In process, a hang-up is the request's signal aborting (as runtimes do on a closed connection).
+            const hangUp = new AbortController();
+            void app.request(new Request('http://waitgate.test/orders', { method: 'POST', headers, signal: hangUp.signal })).catch(() => undefined);
+            await expect.poll(() => orders.length).toBe(1); // the handler holds the claim
+            hangUp.abort();
+          }
           await expect.poll(async () => (await queue.stats()).claimed, { timeout: 1500 }).toBe(0);
           const claim = await queue.claim('alice', token);
           expect(claim.memberId).toBe('alice');

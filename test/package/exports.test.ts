@@ -82,6 +82,8 @@ function specifierOf(name: string, subpath: string): string {
 
 let temp = '';
 let consumer = '';
+/** A consumer with waitgate alone: none of its optional peers installed. */
+let bare = '';
 let tarballFiles: string[] = [];
 let manifest: PackedManifest;
 let subpaths: string[] = [];
@@ -126,7 +128,28 @@ beforeAll(async () => {
   await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, dependencies }, null, 2));
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], consumer, 200_000);
   await writeConsumerSources(consumer, manifest.name, specifiers);
+
+  bare = join(temp, 'bare');
+  await mkdir(bare);
+  await writeFile(join(bare, 'package.json'), JSON.stringify({ name: 'bare', private: true, dependencies: { [manifest.name]: `file:${tarball}` } }, null, 2));
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], bare, 200_000);
+  await writeFile(join(bare, 'load.mjs'), BARE_PROBE.replace('LOAD', 'await import(specifier)'));
+  await writeFile(join(bare, 'load.cjs'), `(async () => {${BARE_PROBE.replace('LOAD', 'require(specifier)')}})();`);
 });
+
+/** Loads each specifier of argv[2] and prints, per specifier, null (loaded) or the error's message. */
+const BARE_PROBE = `
+  const report = {};
+  for (const specifier of JSON.parse(process.argv[2])) {
+    try {
+      LOAD;
+      report[specifier] = null;
+    } catch (error) {
+      report[specifier] = String(error && error.message);
+    }
+  }
+  process.stdout.write(JSON.stringify(report));
+`;
 
 afterAll(async () => {
   // WAITGATE_KEEP_PACKAGE_TEMP=1 keeps the folder to debug a failure.
@@ -174,6 +197,33 @@ describe('the packed tarball', () => {
     expect(manifest.bin).toEqual({ waitgate: './dist/cli.js' });
     const help = await run(join(consumer, 'node_modules', '.bin', 'waitgate'), ['--help'], consumer, 60_000);
     expect(help).toContain('Usage: waitgate <command>');
+  });
+});
+
+describe.each([
+  { system: 'ESM', probe: 'load.mjs' },
+  { system: 'CJS', probe: 'load.cjs' },
+])('without the optional peers, from $system', ({ probe }) => {
+  it('loads the core, the client, fetch and the dashboard; any other subpath fails naming the package to install', async () => {
+    expect(Object.keys(manifest.peerDependencies ?? {}).length).toBeGreaterThan(0);
+    expect(await readdir(join(bare, 'node_modules'))).not.toContain('ioredis');
+    const report = JSON.parse(await run(process.execPath, [probe, JSON.stringify(specifiers)], bare, 60_000)) as Record<string, string | null>;
+    for (const specifier of [manifest.name, `${manifest.name}/client`, `${manifest.name}/fetch`, `${manifest.name}/dashboard`]) {
+      expect(report[specifier], specifier).toBeNull();
+    }
+    const peers = Object.keys(manifest.peerDependencies ?? {});
+    for (const [specifier, message] of Object.entries(report)) {
+      if (message === null) continue;
+      expect(peers.some((peer) => message.includes(`'${peer}'`) || message.includes(`"${peer}"`)), `${specifier}: ${message}`).toBe(true);
+    }
+    // The adapters of frameworks whose code they call at load time do fail: the message says what to install.
+    for (const [specifier, peer] of [
+      [`${manifest.name}/hono`, 'hono'],
+      [`${manifest.name}/opentelemetry`, '@opentelemetry/api'],
+      [`${manifest.name}/nestjs`, '@nestjs/'],
+    ] as const) {
+      expect(report[specifier], specifier).toContain(peer);
+    }
   });
 });
 

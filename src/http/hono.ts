@@ -1,0 +1,88 @@
+// waitgate/hono: the queue routes as a Hono app to mount with app.route(), and the order-route
+// guard as middleware setting a typed c.get('entry'). A thin shell over the Web mapping (web.ts).
+
+import { Hono, type Context, type Env, type MiddlewareHandler } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import type { BlankEnv } from 'hono/types';
+import type { WaitingQueue } from '../waiting-queue.js';
+import { QUEUE_ROUTES, parseGuardOptions, parseQueue, parseRoutesOptions, runQueueRoute, type QueueRoutesOptions } from './core.js';
+import { guardRequest, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
+
+export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
+export type { EntryFor, StoreUnavailableMode, WebRequireEntryTokenOptions } from './web.js';
+
+/** Options of the Hono queue routes: `memberId` receives the Hono `Context` of your app's `Env`. */
+export type HonoQueueRoutesOptions<E extends Env = BlankEnv> = QueueRoutesOptions<Context<E>>;
+
+/** Options of the Hono guard; `Mode` is the literal `onStoreUnavailable`, which types the entry. */
+export type HonoRequireEntryTokenOptions<E extends Env = BlankEnv, Mode extends StoreUnavailableMode = 'fail-closed'> = WebRequireEntryTokenOptions<
+  Context<E>,
+  Mode
+>;
+
+/** The variables the guard sets: `c.get('entry')` (or `c.var.entry`) after it. */
+export interface EntryVariables<Mode extends StoreUnavailableMode = 'fail-closed'> {
+  /** The claimed entry of this order request; `Entry | undefined` only with `onStoreUnavailable: 'fail-open'`. */
+  entry: EntryFor<Mode>;
+}
+
+/**
+ * A Hono app answering `POST /enter`, `GET /position` and `DELETE /` (leave): mount it with
+ * `app.route('/queue', …)`, after the middleware that authenticates the member.
+ * @example
+ * ```ts
+ * app.route('/queue', queueRoutes(queue, { memberId: (c) => c.get('user')?.id }));
+ * ```
+ * @throws {@link index!WaitgateConfigError} for bad options.
+ */
+export function queueRoutes<E extends Env = BlankEnv>(queue: WaitingQueue, options: HonoQueueRoutesOptions<E>): Hono<E> {
+  const q = parseQueue(queue);
+  const { memberId } = parseRoutesOptions(options);
+  const app = new Hono<E>();
+  for (const route of QUEUE_ROUTES) {
+    app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, await memberId(c))));
+  }
+  return app;
+}
+
+/**
+ * Middleware guarding an order route: claims the `X-Entry-Token` of the member and sets the
+ * entry as `c.get('entry')`, typed `Entry`. Answers 401/409/503 itself, without calling the
+ * handler. Settling as in waitgate/fetch: with `settle: 'auto'` a 2xx consumes the claim once
+ * the response body was sent; a non-2xx or a thrown handler (even one your `onError` answers)
+ * releases it.
+ * @example
+ * ```ts
+ * app.post('/orders', requireEntryToken(queue, { memberId: (c) => c.get('user')?.id }), async (c) => {
+ *   const entry = c.get('entry'); // Entry
+ *   await db.insertOrder({ memberId: entry.memberId, tokenId: entry.tokenId }); // UNIQUE(tokenId)
+ *   return c.json({ ok: true }, 201);
+ * });
+ * ```
+ * @throws {@link index!WaitgateConfigError} for bad options.
+ */
+export function requireEntryToken<E extends Env = BlankEnv, Mode extends StoreUnavailableMode = 'fail-closed'>(
+  queue: WaitingQueue,
+  options: HonoRequireEntryTokenOptions<E, Mode>,
+): MiddlewareHandler<{ Variables: EntryVariables<Mode> }> {
+  const q = parseQueue(queue);
+  const config = parseGuardOptions(options);
+  return createMiddleware<{ Variables: EntryVariables<Mode> }>(async (c, next) => {
+    const member = await config.memberId(c as unknown as Context<E>);
+    const response = await guardRequest(
+      q,
+      config,
+      member,
+      c.req.raw,
+      async (entry) => {
+        c.set('entry', entry as EntryFor<Mode>);
+        await next();
+        return c.res;
+      },
+      () => c.error !== undefined,
+    );
+    // The refusal, or the handler's response wrapped to settle once sent (setting c.res keeps the
+    // headers other middleware put on the one it replaces).
+    if (response !== c.res) c.res = response;
+  });
+}

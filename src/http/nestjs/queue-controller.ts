@@ -1,0 +1,65 @@
+// waitgate/nestjs: the queue routes as a controller, made per forRoot call so its path comes from `routesPrefix`.
+
+import { Controller, Delete, Get, Inject, Post, Req, Res, type Type } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { QUEUE_ROUTES, runQueueRoute, type QueueAction } from '../core.js';
+import { WAITGATE_CONFIG, type PlatformRequest, type WaitgateModuleConfig } from './options.js';
+
+const MAPPINGS = { POST: Post, GET: Get, DELETE: Delete } as const;
+
+/**
+ * Applies method decorators to `prototype[name]` as TypeScript's decorator emit does:
+ * the last listed first, each one's returned descriptor handed to the next.
+ */
+export function decorateMethod(prototype: object, name: string, ...decorators: MethodDecorator[]): void {
+  let descriptor = Object.getOwnPropertyDescriptor(prototype, name);
+  if (descriptor === undefined) throw new Error(`waitgate: no method ${name} to decorate`);
+  for (const decorator of [...decorators].reverse()) descriptor = decorator(prototype, name, descriptor) ?? descriptor;
+  Object.defineProperty(prototype, name, descriptor);
+}
+
+/**
+ * A controller at `routesPrefix` answering `POST enter`, `GET position` and `DELETE`
+ * (leave) for the member `memberId(request)` returns. It writes each answer itself
+ * (status, headers, body) through Nest's HTTP adapter, on Express and Fastify alike, so
+ * the answers are those of every waitgate adapter whatever interceptors or filters the
+ * app adds: the polling client depends on them.
+ */
+export function createQueueController(routesPrefix: string): Type<unknown> {
+  class WaitgateQueueController {
+    constructor(
+      private readonly config: WaitgateModuleConfig,
+      private readonly adapterHost: HttpAdapterHost,
+    ) {}
+
+    enter(request: PlatformRequest, response: unknown): Promise<void> {
+      return this.answer('enter', request, response);
+    }
+
+    position(request: PlatformRequest, response: unknown): Promise<void> {
+      return this.answer('position', request, response);
+    }
+
+    leave(request: PlatformRequest, response: unknown): Promise<void> {
+      return this.answer('leave', request, response);
+    }
+
+    private async answer(action: QueueAction, request: PlatformRequest, response: unknown): Promise<void> {
+      const result = await runQueueRoute(this.config.queue, action, await this.config.memberId(request));
+      const adapter = this.adapterHost.httpAdapter;
+      for (const [name, value] of Object.entries(result.headers)) adapter.setHeader(response, name, value);
+      adapter.reply(response, result.body, result.status);
+    }
+  }
+
+  Controller(routesPrefix)(WaitgateQueueController);
+  Inject(WAITGATE_CONFIG)(WaitgateQueueController, undefined, 0);
+  Inject(HttpAdapterHost)(WaitgateQueueController, undefined, 1);
+  const prototype = WaitgateQueueController.prototype;
+  for (const route of QUEUE_ROUTES) {
+    Req()(prototype, route.action, 0);
+    Res()(prototype, route.action, 1);
+    decorateMethod(prototype, route.action, MAPPINGS[route.method](route.path.replace(/^\//, '')));
+  }
+  return WaitgateQueueController;
+}
