@@ -5,11 +5,11 @@
 //   latency: the database's service time is 50 ms, 400 ms from t = 30 s to t = 90 s;
 //   failures: 50 ms throughout, and 20% of the orders fail from t = 30 s to t = 50 s;
 // each with a fixed rate and with adaptive admission, side by side.
-// The database: 10 connections and a FIFO line in front of them, so it completes 200
-// orders/s at 50 ms and 25/s at 400 ms; beyond that, orders queue and their latency grows.
+// The database: 40 connections and a FIFO line in front of them, so it completes 800
+// orders/s at 50 ms and 100/s at 400 ms; beyond that, orders queue and their latency grows.
 // Every admitted member claims at once and orders; the order is consumed when it
 // commits, released when it fails. An order's latency is from its claim to its settle.
-// Fixed: 100 admissions/s. Adaptive: targetLatencyMs 300, min 20/s, max 150/s (starts at 100).
+// Fixed: 150 admissions/s. Adaptive: targetLatencyMs 300, min 20/s, max 150/s (starts at 150).
 //
 // Reports, per second: the rate in force, admissions, order latency p95, orders in flight,
 // failed orders; and the issue's figures: order latency p95 from t = 40 s to 90 s (at most
@@ -36,8 +36,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const SECONDS = env('SIM_SECONDS', 130);
 const MEMBERS = env('SIM_MEMBERS', 20_000);
-const CONNECTIONS = 10;
-const FIXED_RATE = 100;
+const CONNECTIONS = 40;
+const FIXED_RATE = 150;
 const ADAPTIVE = { mode: 'adaptive', targetLatencyMs: 300, minRatePerSecond: 20, maxRatePerSecond: 150 };
 const SCENARIOS = {
   latency: { serviceMs: (t) => (t >= 30 && t < 90 ? 400 : 50), fails: () => false, recoveryAt: 90 },
@@ -202,7 +202,7 @@ const charts = {
       { name: 'rate in force, adaptive', ...series(find('latency', 'adaptive'), 'rate'), color: '#2563eb' },
       { name: 'admitted/s, adaptive', ...series(find('latency', 'adaptive'), 'admitted'), color: '#93c5fd' },
     ],
-    hLines: [{ y: 25, label: 'DB capacity at 400 ms (25/s)', color: '#4b5563' }],
+    hLines: [{ y: 100, label: 'DB capacity at 400 ms (100/s)', color: '#4b5563' }],
   }),
   'perf-sim-adaptive-latency.svg': lineChart({
     title: `Order latency p95 per second (clipped at ${LATENCY_CLIP / 1000} s)`,

@@ -8,11 +8,11 @@
 // - failures (releases and lapsed leases) above 10% of the orders: the rate × 0.8;
 // - else orders slower than the target on average: the rate × target / latency,
 //   within [0.5, 0.9] (the slower, the steeper, as a gradient controller does);
-// - else (healthy, or no orders to judge by): the rate + max / 30;
+// - else (healthy, or no orders to judge by): the rate + max / 25;
 // always within [min, max]. Why: the decrease is multiplicative and proportional to
 // how far off the orders are, so an overloaded database sheds load within seconds
 // (orders at 4x the target halve the rate each second); the increase is additive
-// and gentler (from any rate to 90% of max in at most 27 s), so recovery probes
+// and gentler (from any rate to 90% of max in at most 23 s), so recovery probes
 // without overshooting. Means, not percentiles: a handful of orders a second is enough.
 
 import type { AdmissionOptions } from './options.js';
@@ -23,7 +23,7 @@ const FAILURE_SHARE = 0.1;
 const DECREASE_ON_FAILURE = 0.8;
 const MIN_DECREASE = 0.5;
 const MAX_DECREASE = 0.9;
-const INCREASE_STEPS = 30;
+const INCREASE_STEPS = 25;
 
 interface OrderCounts {
   count: number;
