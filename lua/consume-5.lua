@@ -40,13 +40,14 @@ if not record or record.claimId ~= claimId or deadlineOf(record) <= now then ret
 
 redis.call('HDEL', KEYS[1], member)
 redis.call('ZREM', KEYS[2], member)
-redis.call('ZREM', KEYS[3], member)
+-- Its lease gone from leases: it lapsed and an admission step counted it as a failed order already.
+local leased = redis.call('ZREM', KEYS[3], member) == 1
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 redis.call('ZADD', KEYS[4], now + remember, claimId)
 redis.call('HINCRBY', KEYS[5], 'tc', 1) -- the consumed total (lua/includes/queueFigures.lua)
-if lease and record.claimExp > 0 then
+if leased and lease and record.claimExp > 0 then
   recordOrders(KEYS[5], now, 1, 0, math.max(0, now - (record.claimExp - lease)), 1)
-else
+elseif leased then
   recordOrders(KEYS[5], now, 1, 0, 0, 0)
 end
 return 1

@@ -37,8 +37,8 @@
           rate in force (meta ar) is evaluated at most once a second from the order
           window (lua/includes/orderHealth.lua): orders failing above FAILURE_SHARE, or
           slower than the target on average, multiply it by DECREASE_ON_FAILURE, or by
-          target / latency within [MIN_DECREASE, MAX_DECREASE]; otherwise it grows by
-          max / INCREASE_STEPS; always within [min, max] (src/admission-control.ts has the law)
+          target / latency within [MIN_DECREASE, MAX_DECREASE]; healthy orders make it grow
+          by max / INCREASE_STEPS; without orders it holds; always within [min, max] (src/admission-control.ts has the law)
   ARGV[14..] fresh tokens, one per member that may be admitted: the caller sends
           about as many as it expects to be admittable, not the whole burst
 
@@ -129,9 +129,9 @@ if target >= 0 and not meta[11] then
       inForce = inForce * DECREASE_ON_FAILURE
     elseif samples > 0 and latency / samples > target then
       inForce = inForce * math.max(MIN_DECREASE, math.min(MAX_DECREASE, target / (latency / samples)))
-    else
+    elseif count > 0 then
       inForce = inForce + maxRate / INCREASE_STEPS
-    end
+    end -- no orders to judge by: it holds
     inForce = math.min(maxRate, math.max(minRate, inForce))
     redis.call('HSET', KEYS[5], 'ar', string.format('%.17g', inForce), 'ae', int(now))
   end

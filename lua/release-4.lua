@@ -32,13 +32,14 @@ if not checkGeneration(KEYS[4], expected) then return STATE_LOST end
 local record = parseRecord(redis.call('HGET', KEYS[1], member))
 if not record or record.claimId ~= claimId or deadlineOf(record) <= now then return 0 end
 
-if lease then
+-- Its lease gone from leases: it lapsed and an admission step counted it as a failed order already.
+local leased = redis.call('ZREM', KEYS[3], member) == 1
+if leased and lease then
   recordOrders(KEYS[4], now, 1, 1, math.max(0, now - (record.claimExp - lease)), 1)
-else
+elseif leased then
   recordOrders(KEYS[4], now, 1, 1, 0, 0)
 end
 record.claimId, record.claimExp = '', 0
 redis.call('HSET', KEYS[1], member, formatRecord(record))
 redis.call('ZADD', KEYS[2], record.tokenExp, member)
-redis.call('ZREM', KEYS[3], member)
 return 1

@@ -8,7 +8,8 @@
 // - failures (releases and lapsed leases) above 10% of the orders: the rate × 0.8;
 // - else orders slower than the target on average: the rate × target / latency,
 //   within [0.5, 0.9] (the slower, the steeper, as a gradient controller does);
-// - else (healthy, or no orders to judge by): the rate + max / 25;
+// - else, healthy orders: the rate + max / 25;
+// - no orders settled lately (paused, before an opening, nobody ordering): the rate holds;
 // always within [min, max]. Why: the decrease is multiplicative and proportional to
 // how far off the orders are, so an overloaded database sheds load within seconds
 // (orders at 4x the target halve the rate each second); the increase is additive
@@ -77,7 +78,7 @@ export function nextRate(inForce: number, orders: OrderCounts, limits: { targetL
     rate *= DECREASE_ON_FAILURE;
   } else if (orders.samples > 0 && orders.latency / orders.samples > limits.targetLatencyMs) {
     rate *= Math.max(MIN_DECREASE, Math.min(MAX_DECREASE, limits.targetLatencyMs / (orders.latency / orders.samples)));
-  } else {
+  } else if (orders.count > 0) {
     rate += limits.maxRatePerSecond / INCREASE_STEPS;
   }
   return Math.min(limits.maxRatePerSecond, Math.max(limits.minRatePerSecond, rate));

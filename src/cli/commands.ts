@@ -110,6 +110,12 @@ export async function runChange(name: CommandName, values: Values, io: Io): Prom
         );
       }
     }
+    // A queue nobody has used yet may be a typo in --queue or --prefix: say so, and go on
+    // (scheduling a sale before anyone enters is a real use).
+    const [before, stats] = await Promise.all([c.storedControls(), c.queue.stats()]);
+    if (before.version === 0 && stats.totals.entered === 0 && stats.waiting === 0 && stats.active === 0) {
+      io.stderr.write(`waitgate: note: queue '${c.name}' (prefix '${c.prefix}') has no state yet: check --queue and --prefix if you meant a running one\n`);
+    }
     await c.queue.setControls(patch);
     const stored = await c.storedControls();
     const controls = controlsView(stored);

@@ -30,7 +30,8 @@ export function modePatch(mode: QueueMode, values: Values, command: string): Con
 /** set: at least one of --rate, --burst, --max-active, --message/--no-message. */
 export function setPatch(values: Values, command: string): ControlsPatch {
   const patch: ControlsPatch = { ...messagePatch(values, command) };
-  if (typeof values.rate === 'string') patch.admitRatePerSecond = parseNumber('rate', values.rate, command);
+  // auto: give the rate back (to adaptive admission, or to the instances' own option).
+  if (typeof values.rate === 'string') patch.admitRatePerSecond = values.rate.trim().toLowerCase() === 'auto' ? null : parseNumber('rate', values.rate, command);
   if (typeof values.burst === 'string') patch.admitBurst = parseNumber('burst', values.burst, command);
   const maxActive = values['max-active'];
   if (typeof maxActive === 'string') patch.maxActive = maxActive.trim().toLowerCase() === 'none' ? null : parseNumber('max-active', maxActive, command);

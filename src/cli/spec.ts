@@ -106,12 +106,16 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'set',
     summary: 'change the rate, burst, max active or message',
-    usage: '--queue <name> [--rate <n>] [--burst <n>] [--max-active <n|none>] [--message <text> | --no-message]',
+    usage: '--queue <name> [--rate <n|auto>] [--burst <n>] [--max-active <n|none>] [--message <text> | --no-message]',
     details: [
       'Writes only the fields given (at least one), validated as setControls validates them, then prints the controls in force. Every app instance applies them on its next call.',
     ],
     flags: {
-      rate: { type: 'string', value: 'n', description: 'admissions per second, over every instance (> 0)' },
+      rate: {
+        type: 'string',
+        value: 'n|auto',
+        description: "admissions per second, over every instance (> 0); auto gives the rate back (adaptive admission, or the instances' option)",
+      },
       burst: { type: 'string', value: 'n', description: 'the most one admission step can admit (1-10000)' },
       'max-active': { type: 'string', value: 'n|none', description: 'the most members holding a token at once; none: no cap' },
       ...MESSAGE_FLAGS,

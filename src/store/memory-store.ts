@@ -93,7 +93,7 @@ interface Controls {
 
 /** lua/includes/controls.lua DRAW_RANGE: 2^40. */
 const DRAW_RANGE = 2 ** 40;
-/** lua/popAndIssue-7.lua PASSTHROUGH_BATCH and MAX_DROPS. */
+/** lua/popAndIssue-8.lua PASSTHROUGH_BATCH and MAX_DROPS. */
 const PASSTHROUGH_BATCH = 2000;
 const MAX_DROPS = 1000;
 
@@ -217,23 +217,22 @@ export class MemoryStore implements Store {
     const q = this.#queue(queue);
     const now = this.#now();
     const expiresAt = now + request.tokenTtlMs;
+    // A lease that lapsed is an order that neither committed nor rolled back in time: a
+    // failure, counted once (mirrors reaping the `leases` key), whether its token lives on.
+    let lapsed = 0;
     for (const [member, record] of q.tokens) {
+      if (record.claimId !== null && record.claimExp > 0 && record.claimExp <= now && !record.leaseCounted) {
+        record.leaseCounted = true;
+        lapsed++;
+      }
       if (deadlineOf(record) > now) continue;
       q.tokens.delete(member);
       q.totals.expired++;
     }
+    if (lapsed > 0) q.orders.record(now, { count: lapsed, failed: lapsed, latency: 0, samples: 0 });
     const active = q.tokens.size;
     for (const [id, forgetAt] of q.recentAdmits) if (forgetAt <= now) q.recentAdmits.delete(id);
     if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [], admittable: 0, abandoned: [] };
-
-    // A lease that lapsed is an order that neither committed nor rolled back in time: a failure.
-    let lapsed = 0;
-    for (const record of q.tokens.values()) {
-      if (record.claimId === null || record.claimExp === 0 || record.claimExp > now || record.leaseCounted) continue;
-      record.leaseCounted = true;
-      lapsed++;
-    }
-    if (lapsed > 0) q.orders.record(now, { count: lapsed, failed: lapsed, latency: 0, samples: 0 });
     // The controls override the caller's options where set.
     const c = q.controls;
     const rate = c.rate ?? this.#adaptiveRate(q, now, request);
@@ -254,7 +253,7 @@ export class MemoryStore implements Store {
     const n = Math.min(admittable, request.tokens.length);
 
     // Pop until n live members are found; the dead are dropped at no admission cost
-    // (mirrors lua/popAndIssue-7.lua).
+    // (mirrors lua/popAndIssue-8.lua).
     const abandonAfter = request.abandonAfterMs ?? null;
     const tracking = abandonAfter !== null && !passthrough;
     // The drop bucket: one second's worth of drops, refilled at dropsPerSecond.
@@ -347,7 +346,7 @@ export class MemoryStore implements Store {
     for (const [claimId, forgetAt] of q.consumed) if (forgetAt <= now) q.consumed.delete(claimId);
     q.consumed.set(request.claimId, now + request.rememberMs);
     q.totals.consumed++;
-    q.orders.record(now, this.#settled(record, now, request.leaseMs, false));
+    if (!record.leaseCounted) q.orders.record(now, this.#settled(record, now, request.leaseMs, false));
     return true;
   }
 
@@ -356,7 +355,7 @@ export class MemoryStore implements Store {
     const record = q.tokens.get(request.memberId);
     const now = this.#now();
     if (!record || record.claimId !== request.claimId || deadlineOf(record) <= now) return false;
-    q.orders.record(now, this.#settled(record, now, request.leaseMs, true));
+    if (!record.leaseCounted) q.orders.record(now, this.#settled(record, now, request.leaseMs, true));
     record.claimId = null;
     record.claimExp = 0;
     return true;

@@ -136,6 +136,8 @@ describe('against Redis', { timeout: 20_000 }, () => {
 
     const pause = await cli(['pause', '--queue', queue.name, '--message', 'Back in five minutes']);
     expect(pause.code, pause.stderr).toBe(0);
+    // Nobody had used this queue yet: the command says so (a typo in --queue?) and goes on.
+    expect(pause.stderr).toMatch(/^waitgate: note: queue '.+' \(prefix 'waitgate'\) has no state yet/);
     expect(await queue.controls()).toMatchObject({ mode: 'paused', message: 'Back in five minutes', admitRatePerSecond: 7 });
 
     const set = await cli(['set', '--queue', queue.name, '--rate', '20', '--json']);
@@ -162,8 +164,15 @@ describe('against Redis', { timeout: 20_000 }, () => {
 
     const resume = await cli(['resume', '--queue', queue.name, '--no-message']);
     expect(resume.code, resume.stderr).toBe(0);
+    expect(resume.stderr).toBe(''); // the queue has state now
     expect(await queue.controls()).toMatchObject({ mode: 'open', message: null, admitRatePerSecond: 20 });
     expect((await queue.controls()).version).toBe(scheduled.version + 1);
+
+    // --rate auto gives the rate back: the instances' own option again.
+    const auto = await cli(['set', '--queue', queue.name, '--rate', 'auto']);
+    expect(auto.code, auto.stderr).toBe(0);
+    expect(await queue.controls()).toMatchObject({ admitRatePerSecond: 7 });
+    expect(await store.controls(queue.name)).toMatchObject({ admitRatePerSecond: null });
   });
 
   it('inspect shows a READY member and never its token', async () => {

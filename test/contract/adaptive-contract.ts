@@ -61,7 +61,7 @@ export function describeAdaptiveContract(label: string, harness: StoreHarness): 
       const { queue, elapse } = await setup({ admitRatePerSecond: 18.5 });
       const rates: number[] = [];
       for (let i = 0; i < 4; i++) rates.push(await second(queue, elapse, { count: 2, latencyMs: 10 }));
-      expect(rates.map((r) => Math.round(r * 1000) / 1000)).toEqual([19.3, 20, 20, 20]);
+      expect(rates.map((r) => Math.round(r * 1000) / 1000)).toEqual([18.5, 19.3, 20, 20]); // the first step had no orders: it held
     });
 
     it('failed orders (releases) above 10% lower it by 0.8 a second, however fast they are', async () => {
@@ -69,6 +69,31 @@ export function describeAdaptiveContract(label: string, harness: StoreHarness): 
       const rates: number[] = [];
       for (let i = 0; i < 3; i++) rates.push(await second(queue, elapse, { count: 3, latencyMs: 10, fail: true }));
       expect(rates.map((r) => Math.round(r * 1000) / 1000)).toEqual([20, 16, 12.8]);
+    });
+
+    it('holds the rate while no order settles (paused, before an opening, nobody ordering)', async () => {
+      const { queue, elapse } = await setup({ admitRatePerSecond: 5 });
+      for (let i = 0; i < 3; i++) {
+        await queue.admit(); // nobody claims
+        await elapse(SECOND);
+      }
+      expect((await queue.controls()).admitRatePerSecond).toBe(5);
+    });
+
+    it('counts a lapsed lease once: its order settling late does not count again', async () => {
+      const { queue, elapse } = await setup({ claimTtlSeconds: 0.5, admitRatePerSecond: 10 });
+      const admitted = await queue.admit();
+      const claims = await Promise.all(admitted.slice(0, 10).map((a) => queue.claim(a.memberId, a.entryToken)));
+      await elapse(SECOND);
+      await queue.admit(); // ten lapsed leases: 100% failed, x0.8
+      expect((await queue.controls()).admitRatePerSecond).toBe(8);
+      // Once the failures have left the window (2 to 4 s), the late orders commit (nobody
+      // took their lapsed leases over): not counted again, so there is nothing to judge by and
+      // the rate holds (counted, their 5 s latency would halve it).
+      await elapse(4 * SECOND);
+      for (const c of claims) expect(await queue.consume(c)).toBe(true);
+      await queue.admit();
+      expect((await queue.controls()).admitRatePerSecond).toBe(8);
     });
 
     it('counts a lease that lapsed (an order neither committed nor rolled back in time) as a failure', async () => {

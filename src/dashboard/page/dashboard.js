@@ -259,11 +259,15 @@
 
   // The forms show the controls in force until the operator starts editing one.
   let editing = null;
+  let shown = { rate: '', burst: '', cap: '' };
   function fillForms(c) {
     if (editing !== 'rate') {
       $('in-rate').value = String(c.admitRatePerSecond);
       $('in-burst').value = String(c.admitBurst);
       $('in-max-active').value = c.maxActive === null ? '' : String(c.maxActive);
+      // What the form shows as in force: only fields the operator changed from these are sent
+      // (the rate in force moves by itself under adaptive admission; sending it would pin it).
+      shown = { rate: $('in-rate').value, burst: $('in-burst').value, cap: $('in-max-active').value };
     }
     if (editing !== 'schedule') {
       $('in-opens-at').value = c.opensAt === null ? '' : localInputValue(c.opensAt);
@@ -469,9 +473,9 @@
     if (!(rateValue > 0)) return formError('The rate must be a number above 0.');
     if (!Number.isInteger(burst) || burst < 1) return formError('The burst must be a whole number of at least 1.');
     if (cap !== null && (!Number.isInteger(cap) || cap < 1)) return formError('Max active must be a whole number of at least 1, or empty for no cap.');
-    if (rateValue !== controls.admitRatePerSecond) patch.admitRatePerSecond = rateValue;
-    if (burst !== controls.admitBurst) patch.admitBurst = burst;
-    if (cap !== controls.maxActive) patch.maxActive = cap;
+    if ($('in-rate').value !== shown.rate) patch.admitRatePerSecond = rateValue;
+    if ($('in-burst').value !== shown.burst) patch.admitBurst = burst;
+    if ($('in-max-active').value !== shown.cap) patch.maxActive = cap;
     if (Object.keys(patch).length === 0) return formError('Nothing to change: these are the values in force.');
     confirmChange({ what: 'Change the admission rate and capacity.', patch });
   });
