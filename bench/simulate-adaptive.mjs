@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { RedisStore, WaitingQueue } from '../dist/index.js';
 import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-server.mjs';
+import { mulberry32 } from './lib/seeded-random.mjs';
 import { lineChart } from './lib/svg-chart.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -44,23 +45,11 @@ const SCENARIOS = {
   failures: { serviceMs: () => 50, fails: (t, random) => t >= 30 && t < 50 && random() < 0.2, recoveryAt: 50 },
 };
 
-/** A seeded generator (mulberry32), so both runs of a scenario see the same failures. */
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The order database: CONNECTIONS at work, a FIFO line in front of them. */
 function orderDatabase(scenario, elapsedSeconds) {
   const line = [];
   let busy = 0;
-  const random = seeded(42);
+  const random = mulberry32(42); // both runs of a scenario see the same failures
   const next = () => {
     while (busy < CONNECTIONS && line.length > 0) {
       const { resolve } = line.shift();

@@ -13,20 +13,11 @@
 
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { mulberry32 } from '../lib/seeded-random.mjs';
 
 const config = JSON.parse(process.env.SIM_CONFIG);
 // A seeded generator when config.seed is set: two runs side by side get the same crowd
 // (arrivals, kinds, stop moments, jitter draws), whatever else differs.
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = config.seed !== undefined ? mulberry32(config.seed) : Math.random;
 /** Shopper i's own generator (its draws do not depend on how the others' interleave). */
 const shopperRandom = (i) => (config.seed !== undefined ? mulberry32((config.seed ^ Math.imul(i + 1, 2654435761)) >>> 0) : Math.random);

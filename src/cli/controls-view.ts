@@ -2,27 +2,20 @@
 // the fields never set through setControls, "the instances' option" (each app instance's
 // constructor option, which the command cannot see), never a made-up value.
 
-import { controlsInForce, type QueueMode } from '../controls.js';
+import { controlsInForce, type QueueControls } from '../controls.js';
 import type { StoredControls } from '../store/store.js';
 
 /** A control that falls back to each app instance's own option until it is set. */
 export type InstanceOption = 'admitRatePerSecond' | 'admitBurst' | 'maxActive';
 
 /** The controls as printed by `--json`: `QueueControls`, with unset instance options null and listed in `unset`. */
-export interface ControlsJson {
-  mode: QueueMode;
-  message: string | null;
+export interface ControlsJson extends Omit<QueueControls, InstanceOption> {
   /** null when never set (listed in `unset`). */
   admitRatePerSecond: number | null;
   /** null when never set (listed in `unset`). */
   admitBurst: number | null;
   /** null: no cap, or never set (then listed in `unset`). */
   maxActive: number | null;
-  opensAt: number | null;
-  shuffle: boolean;
-  drawCommitment: string | null;
-  drawSeed: string | null;
-  version: number;
   /** Fields never set through setControls: each app instance uses its own constructor option. */
   unset: InstanceOption[];
 }

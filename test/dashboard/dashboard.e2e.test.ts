@@ -5,18 +5,18 @@
 // example shop's mount behind HTTP Basic auth. Saves .artifacts/dashboard.png, and
 // docs/images/dashboard.png with UPDATE_DOCS_IMAGES=1.
 
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import express from 'express';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/chromium.js';
 import { createDashboard } from '../../src/dashboard/index.js';
 import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { startCrowd, type Crowd } from './crowd.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ROOT = join(import.meta.dirname, '..', '..');
 const ARTIFACTS = join(ROOT, '.artifacts');
 // The operator's session: a cookie that even a cross-site form post carries (SameSite=None), the
@@ -44,19 +44,7 @@ async function listen(server: Server, host = '127.0.0.1'): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}. Install Debian's package (apt-get install chromium) or set CHROMIUM_PATH.`);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   await queue.setControls({ message: 'Thank you for waiting: the drop is live.' });
   const app = express();
   app.use((req, res, next) => {

@@ -4,17 +4,17 @@
 // the runtime controls on the page: a countdown to a drawn opening, a paused banner, a
 // closed sale (banner for who waits, sold-out panel for who comes), and the operator hook.
 
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/chromium.js';
 // The shop imports the built package, so the test does too (one WaitingQueue class).
 import { MemoryStore, WaitingQueue } from 'waitgate';
 import { createShop } from '../../examples/express-shop/app.mjs';
 import { openDatabase } from '../../examples/express-shop/db.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(import.meta.dirname, '..', '..', '.artifacts');
 
 type Server = ReturnType<ReturnType<typeof createShop>['listen']>;
@@ -27,21 +27,7 @@ const db = openDatabase(':memory:');
 const queue = new WaitingQueue({ store: new MemoryStore(), name: 'e2e', admitRatePerSecond: 20, admitBurst: 1, pollingIntervals: [{ seconds: 0.25 }] });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`No Chromium at ${CHROMIUM}. Install Debian's package (apt-get install chromium) or set CHROMIUM_PATH.`);
-  }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   ({ url } = await listen(createShop({ queue, db })));
 });
 
