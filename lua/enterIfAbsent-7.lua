@@ -1,7 +1,10 @@
 #!lua
 --[[
-  Join the queue unless the member is already waiting or holds a live token.
-  Idempotent: a repeated call keeps the first sequence number, so the rank stays.
+  Join the queue unless the member is already waiting or holds a live token, for one
+  member or a batch of them (group commit: the enters of one app instance that reach
+  the store in the same turn of its event loop; src/store/group-commit.ts). Each
+  member is handled as if alone, in the order sent. Idempotent: a repeated call
+  (or a re-sent batch) keeps each member's first sequence number, so its rank stays.
 
   KEYS[1] waiting  zset member -> entry sequence
   KEYS[2] tokens   hash member -> token record
@@ -11,7 +14,10 @@
   KEYS[6] seen     hash member -> last sign of life (ms), kept only near the head
   KEYS[7] entries  zset entry score -> time (ms): entry checkpoints (lua/includes/queueFigures.lua)
 
-  ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id (validated by the caller)
+  ARGV[1] generation the caller knows ('' if none)
+  Then five values per member, at most MAX_BATCH (256) members (ARGV[2..6] for the
+  first, ARGV[7..11] for the second, ...):
+  ARGV[2] member id (validated by the caller)
   ARGV[3] not after (Redis ms; '' for no limit): the caller stopped waiting then and was told
           the outcome is unknown. A call that arrives later (re-sent by ioredis, held in a
           Cluster failover retry) writes nothing: meanwhile the member may have entered again,
@@ -22,15 +28,22 @@
           its sign of life recorded in seen (abandonAfterSeconds); further back,
           nothing is written (the work follows the head of the line, not the crowd)
 
-  Returns the positionReply (lua/includes/readPosition.lua) after the call, with a
-  trailing 1 when this call joined the member (or let it through in passthrough), or
-  { STATE_LOST }, { QUEUE_CLOSED, message } (a new member while closed), { NEED_TOKEN }
-  (a new member in passthrough, and no token sent); an error reply when late.
+  Returns { STATE_LOST } (for the whole batch: the queue's generation is not the one
+  the caller knows), or one reply per member, in the order sent: the positionReply
+  (lua/includes/readPosition.lua) after the call, with a trailing 1 when this call
+  joined the member (or let it through in passthrough), or { QUEUE_CLOSED, message }
+  (a new member while closed), { NEED_TOKEN } (a new member in passthrough, and no
+  token sent), { LATE } (arrived after its deadline: nothing written for it),
+  { BAD_ARGUMENTS } (an empty member id or a malformed value: nothing written for it).
+  One member's LATE or BAD_ARGUMENTS leaves the others' results as if it were absent.
+  An error reply when ARGV is not a whole number of members, or when every member is
+  late (a lone late enter, as before batches: Redis counts the refusal in errorstats).
   A new member joins the pre-queue while now < opensAt (lua/includes/controls.lua).
 
   This is the hot path of a flash crowd's first second, so it reads each thing
-  once: a new member costs TIME, HMGET meta, HGET tokens, ZADD NX, HSET seq, HINCRBY
-  (the entered total), ZCARD, and at most once a second a checkpoint (ZADD, HSET).
+  once: per call TIME, HMGET meta, and for the members who joined one HSET seq and one
+  HINCRBY (the entered total); per new member HGET tokens, ZADD NX, ZCARD; at most once
+  a second a checkpoint (ZADD, HSET). The work is bounded by the batch (MAX_BATCH).
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -43,74 +56,114 @@
 --- @include "queueFigures"
 --- @include "recordFigures"
 
-local expected, member, freshToken, ttl = ARGV[1], ARGV[2], ARGV[4] or '', tonumber(ARGV[5] or '')
-local presenceHead = tonumber(ARGV[6] or '')
-if not expected or not member or member == '' then return redis.error_reply('ERR waitgate: bad enter arguments') end
+local LATE, BAD_ARGUMENTS = -4, -5
+local MAX_BATCH, PER_MEMBER = 256, 5
+local expected = ARGV[1]
+local count = (#ARGV - 1) / PER_MEMBER
+if not expected or count < 1 or count > MAX_BATCH or count ~= math.floor(count) then
+  return redis.error_reply('ERR waitgate: bad enter arguments')
+end
 local now = nowMs()
-local notAfter = tonumber(ARGV[3])
-if notAfter and now > notAfter then return redis.error_reply('ERR waitgate: enter arrived after its deadline; nothing written') end
 local meta = readMeta(KEYS[5])
 local gen = acceptGeneration(meta[1], expected)
 if not gen then return { STATE_LOST } end
-if gen == '' then gen = newGeneration(KEYS[5]) end
-
-local record = parseRecord(redis.call('HGET', KEYS[2], member))
-if record and deadlineOf(record) <= now then
-  -- The token expired unused: drop it here so the member can join at the back.
-  redis.call('HDEL', KEYS[2], member)
-  redis.call('ZREM', KEYS[3], member)
-  redis.call('ZREM', KEYS[4], member)
-  redis.call('HINCRBY', KEYS[5], 'tx', 1)
-  record = nil
-end
-if record then
-  pickUp(KEYS[2], KEYS[3], member, record) -- answering READY: the token is picked up
-  return readPosition(KEYS[1], member, record, now, meta, gen, expected)
-end
--- A waiting member near the head: its enter is a sign of life.
-local function present(reply)
-  if presenceHead and reply[2] and reply[2] < presenceHead then redis.call('HSET', KEYS[6], member, now) end
-  return reply
-end
 local C = META_CONTROLS_AT
 local mode = meta[C] or 'open'
-if mode ~= 'open' then
-  -- Closed and passthrough treat a new member differently: find out first whether it waits.
-  if redis.call('ZSCORE', KEYS[1], member) then return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected)) end
-  if mode == 'closed' then return { QUEUE_CLOSED, meta[C + 1] or false } end
-  -- Passthrough lets a new member through, except before a scheduled opening: then it
-  -- joins the pre-queue like everyone before it (nobody jumps the early arrivals).
-  local opensAt = tonumber(meta[C + 2])
-  if mode == 'passthrough' and not (opensAt and now < opensAt) then
-    if freshToken == '' or not ttl or ttl <= 0 then return { NEED_TOKEN } end
-    -- Let through at once: a token, as admission would issue it, without the bucket or maxActive.
-    local issued = { tokenExp = now + ttl, claimExp = 0, claimId = '', token = freshToken, pickupBy = 0 }
-    redis.call('HSET', KEYS[2], member, formatRecord(issued))
-    redis.call('ZADD', KEYS[3], issued.tokenExp, member)
-    redis.call('HINCRBY', KEYS[5], 'te', 1)
-    redis.call('HINCRBY', KEYS[5], 'ta', 1)
-    recordWaits(KEYS[5], now, { 0 })
-    local reply = readPosition(KEYS[1], member, issued, now, meta, gen, expected)
-    reply[#reply + 1] = 1
+local opensAt = tonumber(meta[C + 2])
+local beforeOpening = opensAt and now < opensAt
+local joined = 0 -- members who took a new place in the line
+
+-- One member's enter, as the single-member script did it.
+local function enterOne(member, notAfter, freshToken, ttl, presenceHead)
+  if notAfter and now > notAfter then return { LATE } end
+  if gen == '' then gen = newGeneration(KEYS[5]) end
+
+  local record = parseRecord(redis.call('HGET', KEYS[2], member))
+  if record and deadlineOf(record) <= now then
+    -- The token expired unused: drop it here so the member can join at the back.
+    redis.call('HDEL', KEYS[2], member)
+    redis.call('ZREM', KEYS[3], member)
+    redis.call('ZREM', KEYS[4], member)
+    redis.call('HINCRBY', KEYS[5], 'tx', 1)
+    record = nil
+  end
+  if record then
+    pickUp(KEYS[2], KEYS[3], member, record) -- answering READY: the token is picked up
+    return readPosition(KEYS[1], member, record, now, meta, gen, expected)
+  end
+  -- A waiting member near the head: its enter is a sign of life.
+  local function present(reply)
+    if presenceHead and reply[2] and reply[2] < presenceHead then redis.call('HSET', KEYS[6], member, now) end
     return reply
   end
+  if mode ~= 'open' then
+    -- Closed and passthrough treat a new member differently: find out first whether it waits.
+    if redis.call('ZSCORE', KEYS[1], member) then return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected)) end
+    if mode == 'closed' then return { QUEUE_CLOSED, meta[C + 1] or false } end
+    -- Passthrough lets a new member through, except before a scheduled opening: then it
+    -- joins the pre-queue like everyone before it (nobody jumps the early arrivals).
+    if mode == 'passthrough' and not beforeOpening then
+      if freshToken == '' or not ttl or ttl <= 0 then return { NEED_TOKEN } end
+      -- Let through at once: a token, as admission would issue it, without the bucket or maxActive.
+      local issued = { tokenExp = now + ttl, claimExp = 0, claimId = '', token = freshToken, pickupBy = 0 }
+      redis.call('HSET', KEYS[2], member, formatRecord(issued))
+      redis.call('ZADD', KEYS[3], issued.tokenExp, member)
+      redis.call('HINCRBY', KEYS[5], 'te', 1)
+      redis.call('HINCRBY', KEYS[5], 'ta', 1)
+      recordWaits(KEYS[5], now, { 0 })
+      local reply = readPosition(KEYS[1], member, issued, now, meta, gen, expected)
+      reply[#reply + 1] = 1
+      return reply
+    end
+  end
+  -- NX: a member already waiting keeps its first score (and the candidate is not used).
+  local seq = (tonumber(meta[2]) or 0) + 1
+  local score = entryScore(now, seq, opensAt, meta[C + 3], tonumber(meta[C + 4]), tonumber(meta[META_SB]), meta[META_SEED], member)
+  if redis.call('ZADD', KEYS[1], 'NX', score, member) == 0 then
+    return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected))
+  end
+  meta[2] = seq -- the next member of the batch takes the next sequence number
+  joined = joined + 1
+  -- A pre-queue place waits from the opening; any other from its entry checkpoint.
+  if not (beforeOpening and meta[C + 4]) and noteEntry(KEYS[7], KEYS[5], now, score, tonumber(meta[META_KT])) then meta[META_KT] = now end
+  local total = redis.call('ZCARD', KEYS[1])
+  -- A new entry scores above everyone (sb + seq, or pb + seq in a FIFO pre-queue), so it is
+  -- last; only a drawn pre-queue place needs ZRANK.
+  local rank = total - 1
+  if meta[C + 3] == '1' and score < (tonumber(meta[META_SB]) or 0) then rank = redis.call('ZRANK', KEYS[1], member) end
+  local reply = present(positionReply(1, rank, total, nil, now, meta, score, gen, expected))
+  reply[#reply + 1] = 1
+  return reply
 end
--- NX: a member already waiting keeps its first score (and the candidate is not used).
-local seq = (tonumber(meta[2]) or 0) + 1
-local score = entryScore(now, seq, tonumber(meta[C + 2]), meta[C + 3], tonumber(meta[C + 4]), tonumber(meta[META_SB]), meta[META_SEED], member)
-if redis.call('ZADD', KEYS[1], 'NX', score, member) == 0 then
-  return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected))
+
+-- Each member's arguments, checked before any write.
+local calls, onTime, bad = {}, 0, 0
+for i = 0, count - 1 do
+  local at = 2 + i * PER_MEMBER
+  local member, notAfter, ttl, presenceHead = ARGV[at], ARGV[at + 1], ARGV[at + 3], ARGV[at + 4]
+  local limit, ttlMs, head = tonumber(notAfter), tonumber(ttl), tonumber(presenceHead)
+  local call = { member = member, limit = limit, token = ARGV[at + 2], ttl = ttlMs, head = head }
+  if member == '' or (notAfter ~= '' and not limit) or (ttl ~= '' and not ttlMs) or (presenceHead ~= '' and not head) then
+    call.bad, bad = true, bad + 1
+  elseif not (limit and now > limit) then
+    onTime = onTime + 1
+  end
+  calls[i + 1] = call
 end
-redis.call('HSET', KEYS[5], 'seq', seq)
-redis.call('HINCRBY', KEYS[5], 'te', 1)
--- A pre-queue place waits from the opening; any other from its entry checkpoint.
-local opensAt = tonumber(meta[C + 2])
-if not (opensAt and now < opensAt and meta[C + 4]) then noteEntry(KEYS[7], KEYS[5], now, score, tonumber(meta[META_KT])) end
-local total = redis.call('ZCARD', KEYS[1])
--- A new entry scores above everyone (sb + seq, or pb + seq in a FIFO pre-queue), so it is
--- last; only a drawn pre-queue place needs ZRANK.
-local rank = total - 1
-if meta[C + 3] == '1' and score < (tonumber(meta[META_SB]) or 0) then rank = redis.call('ZRANK', KEYS[1], member) end
-local reply = present(positionReply(1, rank, total, nil, now, meta, score, gen, expected))
-reply[#reply + 1] = 1
-return reply
+-- Every member late (a lone enter, or a whole batch held in a client's offline queue): an
+-- error reply, as a refusal Redis counts (errorstats), and nothing written.
+if onTime == 0 and bad == 0 then return redis.error_reply('ERR waitgate: enter arrived after its deadline; nothing written') end
+
+local replies = {}
+for i, call in ipairs(calls) do
+  if call.bad then
+    replies[i] = { BAD_ARGUMENTS }
+  else
+    replies[i] = enterOne(call.member, call.limit, call.token, call.ttl, call.head)
+  end
+end
+if joined > 0 then
+  redis.call('HSET', KEYS[5], 'seq', meta[2])
+  redis.call('HINCRBY', KEYS[5], 'te', joined)
+end
+return replies

@@ -1,15 +1,20 @@
 #!lua flags=no-writes
 --[[
-  Read one member's position. Changes nothing, so it keeps answering under
+  Read the position of one member or of a batch of them (group commit: the exact
+  look-ups of one app instance that reach the store in the same turn of its event
+  loop; src/store/group-commit.ts). Changes nothing, so it keeps answering under
   CLIENT PAUSE WRITE and when Redis is out of memory.
 
   KEYS[1] waiting  zset member -> entry sequence
   KEYS[2] tokens   hash member -> token record
   KEYS[3] meta     hash: gen, seq, bucket, admission window
 
-  ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
+  ARGV[1] generation the caller knows ('' if none)
+  ARGV[2..] member ids, one per look-up, at most MAX_BATCH (256)
 
-  Returns the positionReply (lua/includes/readPosition.lua), or { STATE_LOST }.
+  Returns { STATE_LOST } (for the whole batch), or one positionReply
+  (lua/includes/readPosition.lua) per member id, in the order sent. Per call: TIME and
+  HMGET meta once; per member HGET tokens, ZCARD, ZSCORE, ZRANK.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -18,9 +23,16 @@
 --- @include "controls"
 --- @include "readPosition"
 
-local expected, member = ARGV[1], ARGV[2]
+local MAX_BATCH = 256
+local expected = ARGV[1]
+if not expected or #ARGV < 2 or #ARGV > MAX_BATCH + 1 then return redis.error_reply('ERR waitgate: bad position arguments') end
 local now = nowMs()
 local meta = readMeta(KEYS[3])
 local gen = acceptGeneration(meta[1], expected)
 if not gen then return { STATE_LOST } end
-return readPosition(KEYS[1], member, liveRecord(KEYS[2], member, now), now, meta, gen, expected)
+local replies = {}
+for i = 2, #ARGV do
+  local member = ARGV[i]
+  replies[i - 1] = readPosition(KEYS[1], member, liveRecord(KEYS[2], member, now), now, meta, gen, expected)
+end
+return replies

@@ -44,11 +44,12 @@ local function recordWaits(metaKey, now, waits)
   redis.call('HSET', metaKey, field, minute .. '|' .. int(maxMs) .. '|' .. table.concat(parts, ','))
 end
 
--- An entry with this score was made now; lastAt: meta kt.
+-- An entry with this score was made now; lastAt: meta kt. True when it wrote a checkpoint.
 local function noteEntry(entriesKey, metaKey, now, score, lastAt)
-  if lastAt and now - lastAt < CHECKPOINT_MS then return end
+  if lastAt and now - lastAt < CHECKPOINT_MS then return false end
   redis.call('ZADD', entriesKey, score, int(now))
   redis.call('HSET', metaKey, 'kt', int(now))
+  return true
 end
 
 -- The waits (ms) of members admitted now, their entry scores (as Redis replied them,

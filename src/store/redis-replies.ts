@@ -62,6 +62,18 @@ const CONTROLS_LENGTH = 7;
 /** lua/includes/controls.lua: codes of enter replies that are not a position. */
 const QUEUE_CLOSED = -2;
 const NEED_TOKEN = -3;
+/** One member of a batch that arrived after its deadline (lua/enterIfAbsent-7.lua): nothing was written for it. */
+const LATE = -4;
+/** One member of a batch with malformed arguments: nothing was written for it, the others stand. */
+const BAD_ARGUMENTS = -5;
+
+/** The error of one member of a batch whose own reply is a LATE or BAD_ARGUMENTS marker, or null. */
+function memberError(script: string, r: Reply): Error | null {
+  if (r.length !== 1) return null;
+  if (r[0] === LATE) return new Error(`${script}: arrived after its deadline; nothing written`);
+  if (r[0] === BAD_ARGUMENTS) return new Error(`${script}: bad arguments; nothing written`);
+  return null;
+}
 
 /** lua/includes/readPosition.lua, positionReply. */
 const POSITION = {
@@ -84,6 +96,8 @@ const POSITION = {
  * {@link QueueClosedError}), or `{ NEED_TOKEN }` (a snapshot flagged `needsToken`).
  */
 export function decodeEnter(r: Reply): { snapshot: MemberSnapshot; generation: Value } {
+  const error = memberError('enter', r);
+  if (error) throw error;
   if (r[0] === QUEUE_CLOSED) throw new QueueClosedError(str(r[1]));
   if (r[0] === NEED_TOKEN && r.length === 1) {
     const snapshot: MemberSnapshot = {
@@ -238,6 +252,8 @@ export function decodeAdmit(r: Reply, tokens: readonly string[]) {
 
 /** lua/claimToken-4.lua: { status, leaseExpiresAt?, now? }. */
 export function decodeClaim(r: Reply): ClaimResult {
+  const error = memberError('claim', r);
+  if (error) throw error;
   const status = CLAIM_STATUS[Number(r[0])];
   if (status === 'CLAIMED') return { status, expiresAt: Number(r[1]) };
   if (status === 'INVALID') return { status };

@@ -8,6 +8,7 @@ import { QueueStateLostError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
 import { checkEvictionPolicy } from './eviction-policy.js';
 import { Generations } from './generations.js';
+import { GroupCommit, type BatchReply } from './group-commit.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import type { ScriptName } from './lua.generated.js';
 import { RedisClock } from './redis-clock.js';
@@ -81,7 +82,21 @@ export interface RedisStoreOptions {
   client: RedisClientLike;
   /** First part of every key's hash tag, `{<prefix>:<queue>}`. 1–64 of `[A-Za-z0-9._-]`. Default `'waitgate'`. */
   prefix?: string;
+  /**
+   * Group commit (default on): the `enter`s, exact `position` look-ups and claims of
+   * this instance for one queue that reach the store in the same turn of the event
+   * loop share one script call, each caller keeping its own result, error and
+   * deadline. A call made while none of its kind is in flight is sent at once, alone,
+   * so a lone caller waits no longer than without it. `false` sends every call alone;
+   * `{ maxBatchSize }` (1–256, default 64) bounds the members per script call.
+   */
+  groupCommit?: boolean | { maxBatchSize?: number };
 }
+
+/** Members per script call with group commit on, unless `groupCommit.maxBatchSize` says otherwise. */
+export const DEFAULT_MAX_BATCH_SIZE = 64;
+/** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-7.lua, position-3.lua, claimToken-4.lua). */
+const MAX_BATCH_SIZE = 256;
 
 const optionsSchema = z.strictObject({
   client: z.custom<RedisClientLike>(
@@ -92,7 +107,13 @@ const optionsSchema = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -')
     .default('waitgate'),
+  groupCommit: z
+    .union([z.boolean(), z.strictObject({ maxBatchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).default(DEFAULT_MAX_BATCH_SIZE) })])
+    .default(true),
 });
+
+/** An enter as its script takes it: member id, not after, fresh token, token TTL, presence head. */
+type EnterArgs = [string, number | '', string, number | '', number | ''];
 
 /**
  * A {@link Store} on Redis 7+ (single node or Cluster) through ioredis or node-redis
@@ -114,6 +135,9 @@ export class RedisStore implements Store {
   readonly #keys = new Map<string, QueueKeys>();
   readonly #generations = new Generations();
   readonly #clock = new RedisClock();
+  readonly #enters: GroupCommit<EnterArgs, MemberSnapshot>;
+  readonly #positions: GroupCommit<string, MemberSnapshot>;
+  readonly #claims: GroupCommit<ClaimRequest, ClaimResult>;
   #warnings: Promise<StoreWarning[]> | undefined;
 
   constructor(options: RedisStoreOptions) {
@@ -124,26 +148,43 @@ export class RedisStore implements Store {
     this.#scripts = seam.scripts;
     this.prefix = parsed.prefix;
     seam.clocks.add(this.#clock);
+    const g = parsed.groupCommit;
+    const maxBatchSize = g === true ? DEFAULT_MAX_BATCH_SIZE : g === false ? 1 : g.maxBatchSize;
+    this.#enters = new GroupCommit((queue, batch) => this.#sendEnters(queue, batch), maxBatchSize);
+    this.#positions = new GroupCommit((queue, batch) => this.#sendPositions(queue, batch), maxBatchSize);
+    this.#claims = new GroupCommit((queue, batch) => this.#sendClaims(queue, batch), maxBatchSize);
   }
 
   async enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
-    const k = this.#keysOf(queue);
     // The caller's deadline on Redis's clock (a lower bound, so never later than the real one);
     // '' until a reply has told us this queue's node's time.
     const notAfter = options.notAfter === undefined ? undefined : this.#clock.toRedisTime(queue, options.notAfter);
     const passthrough = options.token !== undefined && options.tokenTtlMs !== undefined;
-    const args = [memberId, notAfter ?? '', passthrough ? options.token! : '', passthrough ? options.tokenTtlMs! : '', options.presenceHead ?? ''];
-    const reply = await this.#call<Reply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries], args);
-    const { snapshot, generation } = decodeEnter(reply);
-    if (snapshot.needsToken) return snapshot;
-    this.#generations.learn(queue, generation);
-    this.#clock.observe(queue, snapshot.now, performance.now());
-    return snapshot;
+    return this.#enters.run(queue, [memberId, notAfter ?? '', passthrough ? options.token! : '', passthrough ? options.tokenTtlMs! : '', options.presenceHead ?? '']);
   }
 
   async position(queue: string, memberId: string): Promise<MemberSnapshot> {
+    return this.#positions.run(queue, memberId);
+  }
+
+  async #sendEnters(queue: string, batch: readonly EnterArgs[]): Promise<BatchReply<MemberSnapshot>> {
     const k = this.#keysOf(queue);
-    return this.#position(queue, await this.#call(queue, 'position', [k.waiting, k.tokens, k.meta], [memberId]));
+    const replies = await this.#call<Reply[]>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries], batch.flat());
+    return replies.map((reply) =>
+      settle(() => {
+        const { snapshot, generation } = decodeEnter(reply);
+        if (snapshot.needsToken) return snapshot;
+        this.#generations.learn(queue, generation);
+        this.#clock.observe(queue, snapshot.now, performance.now());
+        return snapshot;
+      }),
+    );
+  }
+
+  async #sendPositions(queue: string, memberIds: readonly string[]): Promise<BatchReply<MemberSnapshot>> {
+    const k = this.#keysOf(queue);
+    const replies = await this.#call<Reply[]>(queue, 'position', [k.waiting, k.tokens, k.meta], memberIds);
+    return replies.map((reply) => settle(() => this.#position(queue, reply)));
   }
 
   async admit(queue: string, request: AdmitRequest): Promise<AdmitResult> {
@@ -174,10 +215,14 @@ export class RedisStore implements Store {
   }
 
   async claim(queue: string, request: ClaimRequest): Promise<ClaimResult> {
+    return this.#claims.run(queue, request);
+  }
+
+  async #sendClaims(queue: string, batch: readonly ClaimRequest[]): Promise<BatchReply<ClaimResult>> {
     const k = this.#keysOf(queue);
-    return decodeClaim(
-      await this.#call(queue, 'claimToken', [k.tokens, k.active, k.leases, k.meta], [request.memberId, request.token, request.claimId, request.leaseMs]),
-    );
+    const args = batch.flatMap((r) => [r.memberId, r.token, r.claimId, r.leaseMs]);
+    const replies = await this.#call<Reply[]>(queue, 'claimToken', [k.tokens, k.active, k.leases, k.meta], args);
+    return replies.map((reply) => settle(() => decodeClaim(reply)));
   }
 
   async consume(queue: string, request: ConsumeRequest): Promise<boolean> {
@@ -291,7 +336,7 @@ export class RedisStore implements Store {
    * Runs one script with the queue's known generation first in ARGV; `R` is its
    * reply shape, as its header documents. A STATE_LOST reply throws.
    */
-  async #call<R = Reply>(queue: string, script: ScriptName, keys: string[], args: Array<string | number>): Promise<R> {
+  async #call<R = Reply>(queue: string, script: ScriptName, keys: string[], args: ReadonlyArray<string | number>): Promise<R> {
     const reply = await this.#scripts.run<R>(script, keys, [this.#generations.expected(queue), ...args]);
     if (isStateLost(reply)) throw new QueueStateLostError(queue);
     return reply;
@@ -303,5 +348,14 @@ export class RedisStore implements Store {
     this.#generations.learn(queue, generation);
     this.#clock.observe(queue, snapshot.now, performance.now());
     return snapshot;
+  }
+}
+
+/** One member's outcome in a batch: its value, or its own error (the others' stand). */
+function settle<T>(decode: () => T): T | Error {
+  try {
+    return decode();
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
   }
 }

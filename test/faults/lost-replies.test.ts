@@ -20,7 +20,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EntryTokenError, RedisStore, StoreUnavailableError, WaitingQueue, type WaitingQueueOptions } from '../../src/index.js';
 import { queueKeys } from '../../src/store/keys.js';
 import { scripts, type ScriptName } from '../../src/store/lua.generated.js';
-import { FaultProxy, isScript, parseCommand, replyEnd } from '../support/fault-proxy.js';
+import { FaultProxy, isScript, parseCommand, replyEnd, type CommandMatcher } from '../support/fault-proxy.js';
 import { CLIENT_KINDS, connectClient, scriptStats, type ClientKind, type TestClient } from '../support/redis-clients.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { sleep, uniqueName } from '../support/unique.js';
@@ -62,6 +62,14 @@ async function queueBehindProxy(kind: ClientKind, options: Partial<WaitingQueueO
 }
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+/** Like Promise.all, but settles only when every call has: a batch test counts every call's script run. */
+async function all<T>(calls: Array<Promise<T>>): Promise<T[]> {
+  const settled = await Promise.allSettled(calls);
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
+}
+
 const settle = <T>(pending: Promise<T>): Promise<Settled<T>> =>
   pending.then(
     (value) => ({ ok: true as const, value }),
@@ -89,8 +97,14 @@ interface LostReply<T> {
  * caller retries (the proxy blackholes the reconnect meanwhile), as another instance's
  * work would.
  */
-async function withLostReply<T>(script: ScriptName, call: () => Promise<T>, whileLost?: () => Promise<void>): Promise<LostReply<T>> {
-  const match = isScript(scripts[script]);
+async function withLostReply<T>(
+  script: ScriptName,
+  call: () => Promise<T>,
+  whileLost?: () => Promise<void>,
+  only: CommandMatcher = () => true,
+): Promise<LostReply<T>> {
+  const isThisScript = isScript(scripts[script]);
+  const match: CommandMatcher = (command) => isThisScript(command) && only(command);
   const before = await commandStats();
   const counter = proxy.count(match);
   const swallowed = proxy.swallowNextReply(match);
@@ -306,6 +320,53 @@ describe.each(CLIENT_KINDS)('a lost reply on %s has the effect of one call (F4)'
     }
     expect(await queue.consume(claim)).toBe(true);
     expect(await admin.zcard(keys.consumed)).toBe(1);
+  });
+
+  it('a batch of enters (group commit) re-sent whole: every member has one place, in the first run\'s order', async () => {
+    const { queue, client, keys } = await queueBehindProxy(kind);
+    await queue.enter('alice');
+    // alice's repeated enter goes alone, at once; the ten made while it is in flight
+    // gather into one script call, whose reply is lost.
+    const members = Array.from({ length: 10 }, (_, i) => `b${i}`);
+    const isBatch: CommandMatcher = ({ args }) => args.length >= 2 + 7 + 1 + 5 * members.length;
+    const lost = await withLostReply('enterIfAbsent', () => all([queue.enter('alice'), ...members.map((m) => queue.enter(m))]), undefined, isBatch);
+    expect(lost.sent, 'the batch reached Redis twice').toBe(2);
+    expect(client.reconnects).toBeGreaterThanOrEqual(1);
+    if (kind === 'node-redis') expect(lost.first).toMatchObject({ ok: false, error: expect.any(StoreUnavailableError) });
+
+    const answered = answer(lost);
+    expect(answered.map((p) => p.rank)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(await admin.zrange(keys.waiting, 0, -1, 'WITHSCORES')).toEqual(['alice', ...members].flatMap((m, i) => [m, String(i + 1)]));
+    expect(await admin.hget(keys.meta, 'seq')).toBe('11'); // one sequence number each, not two
+    expect((await queue.stats()).totals.entered).toBe(11);
+  });
+
+  it('a batch of claims (group commit) re-sent whole: each token has one claim, never two', async () => {
+    const { queue, client, keys } = await queueBehindProxy(kind, { admitRatePerSecond: 10, admitBurst: 10 });
+    const members = Array.from({ length: 6 }, (_, i) => `c${i}`);
+    for (const m of members) await queue.enter(m);
+    const admissions = await queue.admit();
+    expect(admissions).toHaveLength(6);
+    const isBatch: CommandMatcher = ({ args }) => args.length >= 2 + 4 + 1 + 4 * 5;
+    // The first claim goes alone, at once; the other five gather into one call, whose reply is lost.
+    const lost = await withLostReply('claimToken', () => all(admissions.map((a) => queue.claim(a.memberId, a.entryToken))), undefined, isBatch);
+    expect(lost.sent, 'the batch reached Redis twice').toBe(2);
+    expect(client.reconnects).toBeGreaterThanOrEqual(1);
+
+    const records = await tokenRecords(keys);
+    expect(records).toHaveLength(6);
+    for (const r of records) expect(r.claimId).not.toBe('');
+    expect(await admin.zcard(keys.leases)).toBe(6);
+    expect((await queue.stats()).claimed).toBe(6);
+    if (kind === 'ioredis') {
+      // The re-run found each claim id on its token and answered the first run's leases.
+      const claims = answer(lost);
+      for (const claim of claims) expect(records.find((r) => r.memberId === claim.memberId)).toMatchObject({ claimId: claim.claimId, claimExp: claim.expiresAt });
+    } else {
+      // The retry carried new claim ids: the lost call's leases hold, so IN_USE.
+      expect(lost.retry).toMatchObject({ ok: false, error: expect.any(EntryTokenError) });
+      expect(((lost.retry as { error: unknown }).error as EntryTokenError).code).toBe('IN_USE');
+    }
   });
 
   it('consume answers true and the token is gone for good', async () => {
