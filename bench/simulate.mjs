@@ -11,15 +11,15 @@
 //
 // --abandonment: abandoning shoppers (issue #11), two runs side by side, in parallel,
 // each on its own redis-server, shop and crowd, the same seeded crowd in both:
-//   on:  abandonAfterSeconds 15, pickupTimeoutSeconds 20
-//   off: abandonAfterSeconds null, no pick-up timeout (the behaviour before #11)
+//   on:  abandonAfterSeconds 15, holdSilentAfterSeconds 4 (hold at the head), pickupTimeoutSeconds 20
+//   off: abandonAfterSeconds null, no hold, no pick-up timeout (the behaviour before #11)
 // 4,000 shoppers in 5 s, rate 50/s, maxActive 200, tokens for 60 s; 30% of the shoppers
 // stop polling at a random moment of the wait they were shown, and 10% of those admitted
 // while still polling never come back (they never read their token). Reports the share
 // of admissions that went to live shoppers, orders per minute, the wait of the last live
 // shopper; writes docs/images/perf-sim-abandonment-*.svg and
 // bench/results/simulate-abandonment-latest.json. About 2 minutes 10 s.
-// SIM_ABANDON_AFTER, SIM_PICKUP_TIMEOUT (the on run), SIM_SEED; SIM_SHOPPERS, SIM_RATE,
+// SIM_ABANDON_AFTER, SIM_HOLD_SILENT ('null': no hold), SIM_PICKUP_TIMEOUT (the on run), SIM_SEED; SIM_SHOPPERS, SIM_RATE,
 // SIM_MAX_ACTIVE, SIM_MAX_SECONDS apply to either mode.
 //
 //   npm run build && npm run simulate
@@ -80,6 +80,8 @@ const abandonmentConfig = {
   positionCache: true,
   stock: 1_000_000,
   // Tiers scaled to the rate (rank < 2 s of admissions polls every second): abandonAfterSeconds
+  // may then go down to 2 × 4 s × 1.2 + 2 = 11.6 s; holdSilentAfterSeconds to 3.9 s (a member
+  // told 2 s at rank 100 can reach the head before its next poll: 2 × 1.2 + 1 s flush + 0.5 s).
   // may then go down to 2 × 4 s × 1.2 + 2 = 11.6 s.
   pollingIntervals: [{ belowRank: 100, seconds: 1 }, { belowRank: 500, seconds: 2 }, { seconds: 4 }],
   jitter: 0.2,
@@ -94,8 +96,13 @@ const abandonmentConfig = {
   seed: env('SIM_SEED', 11),
 };
 const VARIANTS = {
-  on: { abandonAfterSeconds: env('SIM_ABANDON_AFTER', 15), pickupTimeoutSeconds: env('SIM_PICKUP_TIMEOUT', 20) },
-  off: { abandonAfterSeconds: null, pickupTimeoutSeconds: null },
+  on: {
+    abandonAfterSeconds: env('SIM_ABANDON_AFTER', 15),
+    // Hold at the head: the 3.9 s floor of these tiers, rounded up (see the tiers above).
+    holdSilentAfterSeconds: process.env.SIM_HOLD_SILENT === 'null' ? null : env('SIM_HOLD_SILENT', 4),
+    pickupTimeoutSeconds: env('SIM_PICKUP_TIMEOUT', 20),
+  },
+  off: { abandonAfterSeconds: null, holdSilentAfterSeconds: null, pickupTimeoutSeconds: null },
 };
 
 const started = performance.now();
@@ -274,7 +281,7 @@ function checksOf(config, { load, shopResult, redisSeries }) {
     membersLost,
     notEnteredWhileWaiting: load.lost.notEnteredWhileWaiting,
     fifoViolations: shopResult.fifo.outOfOrderAdmissions + shopResult.fifo.skippedStillWaiting + happensBeforeViolations,
-    fifo: { ...shopResult.fifo, happensBeforeViolations, admitted: shopResult.admittedOrder.length },
+    fifo: { ...fifoWithoutDelays(shopResult.fifo), happensBeforeViolations, admitted: shopResult.admittedOrder.length },
     pollLatencyMs: load.pollLatencyMs,
     maxPollP99Ms: Math.max(...series.map((r) => r.pollP99Ms ?? 0)),
     polls: totalPolls,
@@ -291,6 +298,13 @@ function checksOf(config, { load, shopResult, redisSeries }) {
     final: shopResult.final,
   };
   return { summary, series };
+}
+
+/** The FIFO figures without the list of delays (summarised as overtaken: count, p50, max, seconds). */
+function fifoWithoutDelays({ overtaken = [], ...fifo }) {
+  const sorted = overtaken.map(([, ms]) => ms).sort((a, b) => a - b);
+  const seconds = (ms) => (ms === undefined ? null : Number((ms / 1000).toFixed(1)));
+  return { ...fifo, overtaken: { count: sorted.length, p50Seconds: seconds(sorted[Math.floor(sorted.length / 2)]), maxSeconds: seconds(sorted.at(-1)) } };
 }
 
 /**
@@ -384,8 +398,15 @@ function abandonmentFiguresOf(config, { load, shopResult }, { series }, t0) {
       droppedSoFar: shopResult.dropped.filter(([, at]) => at - t0 < (t + 1) * 1000).length,
     });
   }
+  // Members admitted after someone who entered later (with holdSilentAfterSeconds: held, then back), and of them live.
+  const admittedAtOf = new Map(admissions.map(({ id, at }) => [id, at]));
+  const overtaken = shopResult.fifo.overtaken ?? [];
+  const overtakenLive = overtaken.filter(([id]) => !deadAt(byId.get(id), admittedAtOf.get(id))).length;
   return {
     abandonAfterSeconds: A,
+    holdSilentAfterSeconds: config.holdSilentAfterSeconds ?? null,
+    held: shopResult.held ?? null,
+    admittedAfterSomeoneWhoEnteredLater: { total: overtaken.length, live: overtakenLive },
     pickupTimeoutSeconds: config.pickupTimeoutSeconds ?? null,
     admissions: admissions.length,
     toLiveShoppers: live,
@@ -414,7 +435,7 @@ function abandonmentFiguresOf(config, { load, shopResult }, { series }, t0) {
 
 /** The abandonment charts (on solid, off dashed) from a run's results: { file: svg }. */
 function abandonmentCharts({ runs, base, variants, date }) {
-  const sub = `${base.shoppers.toLocaleString('en-US')} shoppers, ${base.silentWaiting * 100}% stop polling, ${base.goneAtAdmission * 100}% of admitted never return; rate ${base.admitRatePerSecond}/s, maxActive ${base.maxActive}, tokens ${base.entryTokenTtlSeconds} s; on: abandonAfter ${variants.on.abandonAfterSeconds} s, pick-up ${variants.on.pickupTimeoutSeconds} s; ${date.slice(0, 10)}`;
+  const sub = `${base.shoppers.toLocaleString('en-US')} shoppers, ${base.silentWaiting * 100}% stop polling, ${base.goneAtAdmission * 100}% of admitted never return; rate ${base.admitRatePerSecond}/s, maxActive ${base.maxActive}, tokens ${base.entryTokenTtlSeconds} s; on: abandonAfter ${variants.on.abandonAfterSeconds} s${variants.on.holdSilentAfterSeconds ? `, hold ${variants.on.holdSilentAfterSeconds} s` : ''}, pick-up ${variants.on.pickupTimeoutSeconds} s; ${date.slice(0, 10)}`;
   const on = runs.on.abandonment;
   const off = runs.off.abandonment;
   const cum = (r, key) => r.cumulative.map((row) => [row.t, row[key]]);
@@ -616,7 +637,7 @@ try {
     const base = abandonmentConfig;
     const configs = Object.fromEntries(Object.entries(VARIANTS).map(([name, v]) => [name, { ...base, ...v }]));
     console.log(
-      `simulate --abandonment: abandoning shoppers, handling on (abandonAfterSeconds ${VARIANTS.on.abandonAfterSeconds}, pickupTimeoutSeconds ${VARIANTS.on.pickupTimeoutSeconds}) vs off, side by side; ${base.shoppers.toLocaleString('en-US')} shoppers over ${base.arrivalSeconds} s each (${base.silentWaiting * 100}% stop polling while waiting, ${base.goneAtAdmission * 100}% of those admitted never come back); rate ${base.admitRatePerSecond}/s, maxActive ${base.maxActive}, tokens ${base.entryTokenTtlSeconds} s; redis-server ${redisVersion}`,
+      `simulate --abandonment: abandoning shoppers, handling on (abandonAfterSeconds ${VARIANTS.on.abandonAfterSeconds}, holdSilentAfterSeconds ${VARIANTS.on.holdSilentAfterSeconds}, pickupTimeoutSeconds ${VARIANTS.on.pickupTimeoutSeconds}) vs off, side by side; ${base.shoppers.toLocaleString('en-US')} shoppers over ${base.arrivalSeconds} s each (${base.silentWaiting * 100}% stop polling while waiting, ${base.goneAtAdmission * 100}% of those admitted never come back); rate ${base.admitRatePerSecond}/s, maxActive ${base.maxActive}, tokens ${base.entryTokenTtlSeconds} s; redis-server ${redisVersion}`,
     );
     const prepared = {};
     for (const [name, config] of Object.entries(configs)) prepared[name] = await prepare(name, config);
@@ -628,7 +649,11 @@ try {
       const config = configs[name];
       const checks = checksOf(config, raws[i]);
       runs[name] = {
-        config: { abandonAfterSeconds: config.abandonAfterSeconds, pickupTimeoutSeconds: config.pickupTimeoutSeconds },
+        config: {
+          abandonAfterSeconds: config.abandonAfterSeconds,
+          holdSilentAfterSeconds: config.holdSilentAfterSeconds,
+          pickupTimeoutSeconds: config.pickupTimeoutSeconds,
+        },
         ...checks,
         abandonment: abandonmentFiguresOf(config, raws[i], checks, t0),
       };
@@ -656,7 +681,7 @@ try {
       const a = runs[name].abandonment;
       const s = summary.outcome;
       console.log(
-        `\n[${name}] abandonAfterSeconds ${a.abandonAfterSeconds}, pickupTimeoutSeconds ${a.pickupTimeoutSeconds}: ran ${summary.durationSeconds} s${summary.stoppedByDeadline ? ' (stopped by the time limit)' : ''}`,
+        `\n[${name}] abandonAfterSeconds ${a.abandonAfterSeconds}, holdSilentAfterSeconds ${a.holdSilentAfterSeconds}, pickupTimeoutSeconds ${a.pickupTimeoutSeconds}: ran ${summary.durationSeconds} s${summary.stoppedByDeadline ? ' (stopped by the time limit)' : ''}`,
       );
       console.log(
         `  outcome: ${s.ordered} ordered, ${s.stoppedPolling} stopped polling while waiting, ${s.goneAtAdmission} never came back after admission (+${s.goneAfterReadingReady} after reading READY), ${s.stillWaitingAtEnd} still waiting at the end, ${s.orderFailed} orders failed, ${s.unfinished} unfinished`,
@@ -665,6 +690,12 @@ try {
         `  admissions ${a.admissions}: ${a.toLiveShoppers} to live shoppers (${(a.liveShare * 100).toFixed(1)}%), ${a.toShoppersAlreadyGone.total} to shoppers already gone${a.abandonAfterSeconds !== null ? ` (silent < ${a.abandonAfterSeconds} s: ${a.toShoppersAlreadyGone.silentLessThanA}; ${a.abandonAfterSeconds}-${a.abandonAfterSeconds + 2} s: ${a.toShoppersAlreadyGone.silentAtoA2}; longer: ${a.toShoppersAlreadyGone.silentMoreThanA2})` : ''}, silence p50 ${a.toShoppersAlreadyGone.silenceSecondsP50} s, max ${a.toShoppersAlreadyGone.silenceSecondsMax} s`,
       );
       console.log(`  dropped as abandoned ${a.droppedAsAbandoned} (stats ${a.statsAbandoned}), of them still polling: ${a.droppedWhileStillPolling}`);
+      if (a.held) console.log(`  held at the head: in ${a.held.steps} admission steps, at most ${a.held.max} in one step`);
+      const o = summary.fifo.overtaken;
+      if (o.count > 0)
+        console.log(
+          `  admitted after someone who entered later: ${o.count} (${a.admittedAfterSomeoneWhoEnteredLater.live} of them live when admitted), after the first such admission by p50 ${o.p50Seconds} s, max ${o.maxSeconds} s`,
+        );
       console.log(
         `  orders ${a.orders}: ${a.ordersFirst60s} in the first 60 s; ${a.ordersPerMinuteWhileLiveWaited}/min while live shoppers waited (${a.busySeconds} s)`,
       );

@@ -1,7 +1,7 @@
 #!lua
 --[[
-  Admit: refill the shared token bucket, reap expired tokens, then pop the head
-  of the queue and issue a token to each popped member, all in one step, so a
+  Admit: refill the shared token bucket, reap expired tokens, then take members
+  from the head of the queue and issue a token to each, all in one step, so a
   member is always either waiting or holding a token.
 
   KEYS[1] waiting  zset member -> entry sequence
@@ -22,15 +22,15 @@
   ARGV[5] token TTL (ms)    ARGV[6] admission window length (ms)
   ARGV[7] admit id (a repeated id is a re-sent call: it admits nothing, even when
           other instances admitted in between; else it would issue its tokens twice)
-  ARGV[8] abandonAfter (ms; -1: never): a member popped whose last sign of life (seen)
-          is older, or who has none, is dropped instead of admitted: no token, no
-          bucket, no maxActive place; the next members are popped in its stead (at
-          most MAX_DROPS dropped a call)
+  ARGV[8] abandonAfter (ms; -1: never): a member met at the head whose last sign of
+          life (seen) is older, or who has none, is dropped instead of admitted: no
+          token, no bucket, no maxActive place; the next members are taken in its stead
+          (at most MAX_DROPS dropped a call)
   ARGV[9] pickupTimeout (ms; -1: none): a token nobody reads within it is dropped
   ARGV[10] drops per second (-1: no limit): a bucket in meta (dt/dts, one second's worth)
           shared by every instance, so that drops never move the line faster than a
           live member far back can be seen (see src/waiting-queue.ts, presence head);
-          a dead member met with the bucket empty stays at the head, and the call stops
+          a dead member met with the bucket empty stays in place, and the call stops
           there (FIFO: nobody behind it is admitted first)
   ARGV[11] target order latency (ms; -1: fixed admission)  ARGV[12] min rate  ARGV[13]
           max rate (per second): adaptive admission. Unless the controls pin a rate, the
@@ -39,21 +39,36 @@
           slower than the target on average, multiply it by DECREASE_ON_FAILURE, or by
           target / latency within [MIN_DECREASE, MAX_DECREASE]; healthy orders make it grow
           by max / INCREASE_STEPS; without orders it holds; always within [min, max] (src/admission-control.ts has the law)
-  ARGV[14..] fresh tokens, one per member that may be admitted: the caller sends
+  ARGV[14] holdSilent (ms; -1: none; only with abandonAfter): a member met whose last
+          sign of life is older than this but not older than abandonAfter is held: neither
+          admitted nor dropped, it keeps its place at the head (its seen entry too) and the
+          scan goes on to the next members, at no admission cost; once it calls again it
+          is the first admitted. At most MAX_HELD are held a call: beyond them a silent
+          member is admitted, as without holding (the line never stalls behind the held)
+  ARGV[15..] fresh tokens, one per member that may be admitted: the caller sends
           about as many as it expects to be admittable, not the whole burst
 
-  Returns { expiresAtMs, activeAfter, generation, admittable, droppedCount, dropped1, ...,
-  member1, ..., memberN, wait1, ..., waitN }; member i got ARGV[13 + i] and waited
-  wait i ms (-1: unknown). The queue's totals and its wait histogram are kept in meta. admittable: how many this call could have admitted
-  with enough tokens (bucket, burst, maxActive room and members waiting, before
-  it); when it exceeds the tokens sent the caller may call again for the rest.
-  Or { STATE_LOST }.
+  Returns { expiresAtMs, activeAfter, generation, admittable, heldCount, droppedCount,
+  dropped1, ..., member1, ..., memberN, wait1, ..., waitN }; member i got ARGV[14 + i]
+  and waited wait i ms (-1: unknown). heldCount: the members this call held (ARGV[14]).
+  The queue's totals and its wait histogram are kept in meta. admittable: how many this
+  call could have admitted with enough tokens (bucket, burst, maxActive room and members
+  waiting, held ones included, before it); when it exceeds the tokens sent the caller
+  may call again for the rest. Or { STATE_LOST }.
 
   Modes: paused and closed admit nobody, nor does anything before opensAt;
   passthrough admits up to PASSTHROUGH_BATCH a call, without the bucket or maxActive.
 
-  Work: bounded by the members admitted (at most 10,000), the tokens reaped and the
-  entry checkpoints passed (at most one a second of entries); a few O(log N)
+  The head is read in place, never popped, so that held members keep their place:
+  batches of ZRANGE from rank `held` (the members held so far sit before it), then ZREM
+  of the batch's admitted and dropped. Bound: a call decides on at most n + MAX_DROPS +
+  MAX_HELD members (n admitted, with n the least of admittable and the tokens sent;
+  MAX_DROPS dropped; MAX_HELD held) and reads at most n more (the rest of the batch
+  where it stopped): at most 2n + 1,256 members, however long the line and however
+  many held members wait at its head.
+
+  Work: bounded by the members examined (above; n at most 10,000), the tokens reaped
+  and the entry checkpoints passed (at most one a second of entries); a few O(log N)
   commands otherwise.
 ]]
 --- @include "now"
@@ -65,10 +80,11 @@
 --- @include "recordFigures"
 --- @include "orderHealth"
 
-local FIRST_TOKEN = 14
+local FIRST_TOKEN = 15
 local FAILURE_SHARE, DECREASE_ON_FAILURE, MIN_DECREASE, MAX_DECREASE, INCREASE_STEPS = 0.1, 0.8, 0.5, 0.9, 25
 local EVALUATE_EVERY_MS = 1000
 local MAX_DROPS = 1000
+local MAX_HELD = 256
 local PASSTHROUGH_BATCH = 2000
 local ADMIT_ID_MEMORY_MS = 300000
 local expected = ARGV[1]
@@ -76,9 +92,10 @@ local rate, burst, maxActive = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(AR
 local ttl, windowMs, admitId = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local abandonAfter, pickupTimeout, dropRate = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local target, minRate, maxRate = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+local holdSilent = tonumber(ARGV[14])
 if not (expected and rate and rate > 0 and burst and burst >= 1 and maxActive and ttl and ttl > 0
         and windowMs and windowMs > 0 and admitId and admitId ~= '' and abandonAfter and pickupTimeout and dropRate
-        and target and minRate and maxRate and (target < 0 or (minRate > 0 and maxRate >= minRate))) then
+        and target and minRate and maxRate and (target < 0 or (minRate > 0 and maxRate >= minRate)) and holdSilent) then
   return redis.error_reply('ERR waitgate: bad admit arguments')
 end
 local now = nowMs()
@@ -106,7 +123,7 @@ if lapsed > 0 then recordOrders(KEYS[5], now, lapsed, lapsed, 0, 0) end
 local active = redis.call('ZCARD', KEYS[3])
 
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
-if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0, 0 } end
+if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0, 0, 0 } end
 -- meta: [1] bt [2] bts [3..8] the window [9..13] cm co cr cb ca [14..15] pb sb [16..17] ar ae
 -- [18..26] the order window
 local fields = { 'bt', 'bts' }
@@ -160,10 +177,12 @@ if mode == 'paused' or mode == 'closed' or (opensAt and now < opensAt) then admi
 admittable = math.max(0, admittable)
 local n = math.min(admittable, #ARGV - FIRST_TOKEN + 1)
 
--- Pop until n live members are found. The dead (silent for abandonAfter, or never seen
--- near the head) are dropped at no cost to the bucket or maxActive.
+-- Take members from the head until n live members are found. The dead (silent for
+-- abandonAfter, or never seen near the head) are dropped at no cost to the bucket or
+-- maxActive; the silent for holdSilent (not yet abandonAfter) are held: left in place.
 local admitted, dropped, admittedScores = {}, {}, {}
 local tracking = abandonAfter >= 0 and not passthrough
+local holding = tracking and holdSilent >= 0
 -- The drop bucket: one second's worth of drops, refilled at dropRate (shared by every instance).
 local dropBudget = MAX_DROPS
 local dropTokens, dropRefilledAt
@@ -177,12 +196,15 @@ if tracking and dropRate >= 0 then
   end
   dropBudget = math.min(MAX_DROPS, math.floor(dropTokens + 1e-9))
 end
+-- The held stay at ranks 0 .. held - 1 (the rest of each batch is removed before the
+-- next is read), so the next batch starts at rank `held`.
+local held = 0
 local blocked = false
 while #admitted < n and not blocked do
-  local popped = redis.call('ZPOPMIN', KEYS[1], n - #admitted)
-  if #popped == 0 then break end
+  local batch = redis.call('ZRANGE', KEYS[1], held, held + n - #admitted - 1, 'WITHSCORES')
+  if #batch == 0 then break end
   local ids = {}
-  for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
+  for i = 1, #batch, 2 do ids[#ids + 1] = batch[i] end
   local seenAt = {}
   if tracking then
     for first = 1, #ids, CHUNK do
@@ -190,30 +212,36 @@ while #admitted < n and not blocked do
       for i = 1, #values do seenAt[first + i - 1] = tonumber(values[i]) end
     end
   end
-  local decided = #ids
+  local decided = {}
   for i = 1, #ids do
     local at = seenAt[i]
     if tracking and (not at or now - at > abandonAfter) then
-      if #dropped >= dropBudget then
-        -- Out of drops: this member and everyone popped behind it go back, in place.
-        for j = i, #ids do redis.call('ZADD', KEYS[1], popped[2 * j], ids[j]) end
-        decided, blocked = i - 1, true
-        break
-      end
+      -- Out of drops: it stays in place, and the call stops there (FIFO).
+      if #dropped >= dropBudget then blocked = true break end
       dropped[#dropped + 1] = ids[i]
+      decided[#decided + 1] = ids[i]
+    elseif holding and held < MAX_HELD and now - at > holdSilent then
+      -- Held: left in place, its seen entry kept. Beyond MAX_HELD it is admitted (below),
+      -- as without holding: the held at the head never slow the line down.
+      held = held + 1
     else
       admitted[#admitted + 1] = ids[i]
-      admittedScores[#admittedScores + 1] = popped[2 * i]
+      admittedScores[#admittedScores + 1] = batch[2 * i]
+      decided[#decided + 1] = ids[i]
     end
   end
-  for first = 1, decided, CHUNK do redis.call('HDEL', KEYS[7], unpack(ids, first, math.min(first + CHUNK - 1, decided))) end
+  for first = 1, #decided, CHUNK do
+    local last = math.min(first + CHUNK - 1, #decided)
+    redis.call('ZREM', KEYS[1], unpack(decided, first, last))
+    redis.call('HDEL', KEYS[7], unpack(decided, first, last))
+  end
 end
 if dropTokens then
   redis.call('HSET', KEYS[5], 'dt', string.format('%.17g', dropTokens - #dropped), 'dts', int(dropRefilledAt))
 end
 n = #admitted
 
-local reply = { int(expiresAt), active + n, gen, admittable, #dropped }
+local reply = { int(expiresAt), active + n, gen, admittable, held, #dropped }
 for i = 1, #dropped do reply[#reply + 1] = dropped[i] end
 local waits = waitsOf(KEYS[8], now, admittedScores, tonumber(meta[14]), tonumber(meta[15]), opensAt)
 if n > 0 then

@@ -19,9 +19,18 @@
   totalWaiting - 1; none when nobody waits. Where the line holds a pre-queue (scores
   from pb up to sb), the members on both sides of each of those two boundaries are
   probed too, so that no interpolated segment spans a gap between score bands.
+  Where that pre-queue was drawn (cs is '1', or a draw seed cd is kept: shuffle
+  turned off after the opening leaves the drawn scores), its members' scores are
+  random, so the count between two probes strays from a straight line by about the
+  square root of the segment's length; the ranks of DENSE_RANKS that fall inside the
+  band are probed too: from rank 768, every max(16, floor(r * r / 50000)) ranks up to
+  rank 50,000 (68 ranks in all, 768, 784, ..., 47193), so that from rank 1,000 the
+  segment around a rank r is at most (r / 224)^2 long and the estimate stays within
+  about 1% (src/store/memory-store.ts DENSE_RANKS is the same list).
   Rank 0 and totalWaiting - 1 are the head and the last member already read; each
   other probe is one ZRANGE key r r WITHSCORES, O(log N): 11 at 100,000 waiting,
-  14 at 1,000,000, plus 2 ZCOUNT and up to 4 ZRANGE around a pre-queue.
+  14 at 1,000,000, plus 2 ZCOUNT and up to 4 ZRANGE around a pre-queue and up to 68
+  ZRANGE inside a drawn one, whatever its size: no work proportional to the crowd.
   All in this one script, so the probes and the rest are one consistent read.
 ]]
 --- @include "now"
@@ -35,15 +44,23 @@ local total = redis.call('ZCARD', KEYS[1])
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 
--- meta: the window, the controls a position shows, then pb and sb (the band boundaries)
+-- meta: the window, the controls a position shows, then pb and sb (the band
+-- boundaries) and cs and cd (whether the band was drawn)
 local fields = {}
 for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
 for _, f in ipairs(POSITION_CONTROL_FIELDS) do fields[#fields + 1] = f end
-fields[#fields + 1] = 'pb'
-fields[#fields + 1] = 'sb'
+local shown = #fields
+for _, f in ipairs({ 'pb', 'sb', 'cs', 'cd' }) do fields[#fields + 1] = f end
 local meta = redis.call('HMGET', KEYS[2], unpack(fields))
 local reply = { total, head[2] or false, last[2] or false, nowMs(), gen }
-for i = 1, #WINDOW_FIELDS + #POSITION_CONTROL_FIELDS do reply[#reply + 1] = meta[i] or false end
+for i = 1, shown do reply[#reply + 1] = meta[i] or false end
+local pb, sb = tonumber(meta[shown + 1]), tonumber(meta[shown + 2])
+local drawn = meta[shown + 3] == '1' or (meta[shown + 4] or '') ~= ''
+
+-- The members with a score below a band boundary: the rank of the first at or above it.
+local function countBelow(boundary)
+  return redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. string.format('%.17g', boundary))
+end
 
 -- The ranks to probe (rank -> score when already known, else false).
 local ranks = {}
@@ -55,11 +72,21 @@ if total > 0 and head[2] and last[2] then
     rank = rank * 2
   end
   ranks[total - 1] = last[2]
-  for _, boundary in ipairs({ tonumber(meta[#fields - 1]), tonumber(meta[#fields]) }) do
-    local below = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. string.format('%.17g', boundary))
-    if below > 0 and below < total then
-      ranks[below - 1] = ranks[below - 1] or false
-      ranks[below] = ranks[below] or false
+  if pb and sb then
+    local from, to = countBelow(pb), countBelow(sb) -- the band's ranks: from .. to - 1
+    for _, below in ipairs({ from, to }) do
+      if below > 0 and below < total then
+        ranks[below - 1] = ranks[below - 1] or false
+        ranks[below] = ranks[below] or false
+      end
+    end
+    if drawn then
+      -- DENSE_RANKS: from 768, every max(16, floor(r * r / 50000)) ranks below 50,000.
+      rank = 768
+      while rank < 50000 and rank < to do
+        if rank >= from then ranks[rank] = ranks[rank] or false end
+        rank = rank + math.max(16, math.floor(rank * rank / 50000))
+      end
     end
   end
 end

@@ -51,6 +51,19 @@ export interface WaitingQueueOptions {
    */
   abandonAfterSeconds?: number | null;
   /**
+   * Hold at the head (needs `abandonAfterSeconds`, and must be below it): at its turn, a
+   * waiting member silent (no `enter` or `position` call, on any instance) for more than
+   * this many seconds, but not yet `abandonAfterSeconds`, is neither admitted nor
+   * dropped: it keeps its place at the head and the admission step goes on to the next
+   * live members, at no admission cost. Its next call makes it the first admitted; at
+   * `abandonAfterSeconds` of silence it is dropped as usual. Near the head members poll
+   * fast, so a short silence there already means "probably gone": this keeps most
+   * admissions from going to members who just left. At least the slowest polling
+   * interval a member can be told before reaching the head (at the admission rate),
+   * +20% jitter, +1 s presence flush, +0.5 s. Default null (nobody is held).
+   */
+  holdSilentAfterSeconds?: number | null;
+  /**
    * An admitted member whose token nobody reads (a `position`, `enter` or `token`
    * call answering READY, or a claim) within this many seconds of its admission
    * loses it, and its `maxActive` place goes to the next member. Default null (none).
@@ -94,6 +107,8 @@ export interface QueueConfig {
   positionCache: Required<PositionCacheOptions> | null;
   /** null: never. */
   abandonAfterMs: number | null;
+  /** null: nobody is held. */
+  holdSilentAfterMs: number | null;
   /** null: none. */
   pickupTimeoutMs: number | null;
   admission: AdmissionOptions;
@@ -165,6 +180,9 @@ const optionsSchema = z
     abandonAfterSeconds: seconds(7 * DAY_SECONDS)
       .nullable()
       .default(300),
+    holdSilentAfterSeconds: seconds(7 * DAY_SECONDS)
+      .nullable()
+      .default(null),
     pickupTimeoutSeconds: seconds(DAY_SECONDS).nullable().default(null),
     admission: z
       .discriminatedUnion(
@@ -202,7 +220,46 @@ const optionsSchema = z
         });
       }
     }
+    const hold = options.holdSilentAfterSeconds;
+    if (hold !== null) {
+      const abandonAfter = options.abandonAfterSeconds;
+      const rate = admission.mode === 'adaptive' ? Math.max(options.admitRatePerSecond, admission.maxRatePerSecond) : options.admitRatePerSecond;
+      const burst = options.admitBurst ?? Math.min(MAX_BURST, Math.max(1, Math.floor(options.admitRatePerSecond)));
+      const headSeconds = headPollingSeconds(options.pollingIntervals, rate, burst);
+      const leastHold = Number((headSeconds * 1.2 + 1.5).toPrecision(12));
+      if (abandonAfter === null) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['holdSilentAfterSeconds'],
+          message: 'needs abandonAfterSeconds (it holds members abandonment has not dropped yet), or null',
+        });
+      } else if (hold >= abandonAfter) {
+        ctx.addIssue({ code: 'custom', path: ['holdSilentAfterSeconds'], message: `must be below abandonAfterSeconds (${abandonAfter} s), or null` });
+      } else if (hold < leastHold) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['holdSilentAfterSeconds'],
+          message: `must be at least ${leastHold} s with these polling intervals and rate (the slowest interval a member can be told before its turn, ${headSeconds} s, +20% jitter, +1 s presence flush, +0.5 s), or null`,
+        });
+      }
+    }
   });
+
+/**
+ * The slowest polling interval a member can have been told at its last poll when its
+ * turn comes: the interval of every tier whose first rank the line can move through
+ * (a full bucket plus `rate` over one interval of that tier, +20% jitter) before the
+ * member polls again. Rank 0's tier always counts. Drops of abandoned members move the
+ * line faster; a live member held for that reason is admitted after its next poll.
+ */
+function headPollingSeconds(tiers: readonly PollingTier[], rate: number, burst: number): number {
+  let seconds = tiers[0]!.seconds;
+  tiers.forEach((tier, i) => {
+    const firstRank = i === 0 ? 0 : (tiers[i - 1]!.belowRank ?? 0);
+    if (firstRank <= burst + rate * tier.seconds * 1.2) seconds = Math.max(seconds, tier.seconds);
+  });
+  return seconds;
+}
 
 /**
  * Validates options against one strict schema and resolves the defaults.
@@ -225,8 +282,10 @@ export function parseQueueOptions(options: unknown): QueueConfig {
       admitRatePerSecond: parsed.admitRatePerSecond,
       admitBurst,
       largestBelowRank: Math.max(0, ...parsed.pollingIntervals.map((tier) => tier.belowRank ?? 0)),
+      heldAtHead: parsed.holdSilentAfterSeconds === null ? 0 : MAX_HELD_AT_HEAD,
     }),
     abandonAfterMs: parsed.abandonAfterSeconds === null ? null : Math.round(parsed.abandonAfterSeconds * 1000),
+    holdSilentAfterMs: parsed.holdSilentAfterSeconds === null ? null : Math.round(parsed.holdSilentAfterSeconds * 1000),
     pickupTimeoutMs: parsed.pickupTimeoutSeconds === null ? null : Math.round(parsed.pickupTimeoutSeconds * 1000),
     admission: Object.freeze({ ...parsed.admission }),
   };
@@ -235,7 +294,7 @@ export function parseQueueOptions(options: unknown): QueueConfig {
 function resolvePositionCache(
   option: boolean | PositionCacheOptions,
   store: Store,
-  queue: { admitRatePerSecond: number; admitBurst: number; largestBelowRank: number },
+  queue: { admitRatePerSecond: number; admitBurst: number; largestBelowRank: number; heldAtHead: number },
 ): Required<PositionCacheOptions> | null {
   if (option === false) return null;
   if (typeof store.queueSnapshot !== 'function') {
@@ -258,13 +317,22 @@ function resolvePositionCache(
  * taken is always looked up exactly. The first term makes every member of the
  * faster polling tiers exact; their number, and so the exact lookups per second,
  * is bounded by the tiers, not by the crowd (with the default tiers: at most 100
- * polls/s at 1 s plus 900 at 3 s, 400 lookups/s per queue).
+ * polls/s at 1 s plus 900 at 3 s, 400 lookups/s per queue). With
+ * `holdSilentAfterSeconds`, plus the most members an admission step holds at the head
+ * (256): admitted members behind them are not passed by the head's sequence, so
+ * they must still be within the exact range.
  */
-function defaultExactBelowRank(queue: { admitRatePerSecond: number; admitBurst: number; largestBelowRank: number }, refreshMs: number): number {
+function defaultExactBelowRank(
+  queue: { admitRatePerSecond: number; admitBurst: number; largestBelowRank: number; heldAtHead: number },
+  refreshMs: number,
+): number {
   const admittableBetweenRefreshes = queue.admitBurst + (queue.admitRatePerSecond * refreshMs) / 1000;
   // Rounded to 12 significant digits first, so that float noise (1.25 × (3 + 1.1 × 6000 / 1000) is 12.000000000000002) does not round up.
-  return Math.max(queue.largestBelowRank, Math.ceil(Number((1.25 * admittableBetweenRefreshes).toPrecision(12))));
+  return Math.max(queue.largestBelowRank, Math.ceil(Number((1.25 * admittableBetweenRefreshes).toPrecision(12)))) + queue.heldAtHead;
 }
+
+/** The most members one admission step holds at the head (MAX_HELD in lua/popAndIssue-8.lua). */
+const MAX_HELD_AT_HEAD = 256;
 
 /**
  * Parses with a zod schema, turning the first issue into a {@link WaitgateConfigError}

@@ -277,11 +277,15 @@ export class WaitingQueue {
     const c = this.#config;
     // This instance's latest signs of life first: nobody it just answered is dropped.
     await this.#presence?.flush();
-    const first = await this.#admitStep(Math.min(c.admitBurst, Math.max(MIN_ADMIT_TOKENS, Math.ceil(this.#lastAdmittable * 1.25))));
+    const sent = Math.min(c.admitBurst, Math.max(MIN_ADMIT_TOKENS, Math.ceil(this.#lastAdmittable * 1.25)));
+    const first = await this.#admitStep(sent);
     let result = first;
     // A custom store that does not say what was admittable gets the whole burst each time, as before.
     this.#lastAdmittable = first.admittable ?? c.admitBurst;
-    const more = (first.admittable ?? 0) - first.admitted.length;
+    // Only a step that used every token it was sent can have left admittable members
+    // behind: one that admitted fewer ran out of live members (members held at the head
+    // count as waiting in `admittable` but take no admission) or of drops.
+    const more = first.admitted.length < sent ? 0 : (first.admittable ?? 0) - first.admitted.length;
     if (more > 0) {
       try {
         const second = await this.#admitStep(more);
@@ -321,6 +325,7 @@ export class WaitingQueue {
         admitId: newAdmitId(),
         tokens,
         abandonAfterMs: c.abandonAfterMs,
+        holdSilentAfterMs: c.holdSilentAfterMs,
         pickupTimeoutMs: c.pickupTimeoutMs,
         dropsPerSecond: this.#dropsPerSecond(),
         adaptive: c.admission.mode === 'adaptive' ? c.admission : null,

@@ -28,3 +28,48 @@ describe('dropping the dead never outruns the living', () => {
     expect(dropped.size).toBe(dead.length);
   });
 });
+
+describe('hold at the head (holdSilentAfterSeconds), on the store', () => {
+  it('decides in line order: the held keep their places (and their seen entry), the dead are dropped, the live admitted past both', async () => {
+    let now = 1_700_000_000_000;
+    const store = new MemoryStore({ now: () => now });
+    const line = ['held1', 'dead1', 'live1', 'held2', 'live2', 'live3'];
+    for (const m of line) await store.enter('q', m, { presenceHead: 100 });
+    now += 10_000; // silent 10 s: held (> 3 s, not > 15 s), unless seen since
+    await store.touch('q', { seen: ['live1', 'live2', 'live3'], pickedUp: [] });
+    await store.leave('q', 'dead1');
+    await store.enter('q', 'dead1', { presenceHead: 0 }); // at the back, never seen near the head
+    const request = {
+      ratePerSecond: 10,
+      burst: 10,
+      maxActive: null,
+      tokenTtlMs: 60_000,
+      windowMs: 10_000,
+      tokens: ['t1', 't2'],
+      abandonAfterMs: 15_000,
+      holdSilentAfterMs: 3_000,
+    };
+    const first = await store.admit('q', { ...request, admitId: 'a1' });
+    expect(first.admitted.map((a) => a.memberId)).toEqual(['live1', 'live2']);
+    expect(first.held).toBe(2);
+    expect(first.abandoned).toEqual([]);
+    const second = await store.admit('q', { ...request, admitId: 'a2', tokens: ['t3', 't4'] });
+    // live3, then dead1 (no seen entry: dropped, as abandonment does), past the two held.
+    expect(second.admitted.map((a) => a.memberId)).toEqual(['live3']);
+    expect(second.abandoned).toEqual(['dead1']);
+    expect(second.held).toBe(2);
+    expect((await store.inspect('q', 'held1')).rank).toBe(0);
+    expect((await store.inspect('q', 'held2')).rank).toBe(1);
+    expect((await store.inspect('q', 'held1')).lastSeenAt).toBe(now - 10_000);
+    // held2 comes back: the next step admits it first (held1 still held).
+    await store.touch('q', { seen: ['held2'], pickedUp: [] });
+    const third = await store.admit('q', { ...request, admitId: 'a3', tokens: ['t5'] });
+    expect(third.admitted.map((a) => a.memberId)).toEqual(['held2']);
+    expect(third.held).toBe(1);
+    // Without holdSilentAfterMs, held1 (silent 10 s < 15 s) is admitted as before.
+    const fourth = await store.admit('q', { ...request, admitId: 'a4', tokens: ['t6'], holdSilentAfterMs: null });
+    expect(fourth.admitted.map((a) => a.memberId)).toEqual(['held1']);
+    expect(fourth.held).toBe(0);
+    expect((await store.stats('q')).waiting).toBe(0);
+  });
+});

@@ -46,6 +46,7 @@ describe('WaitingQueue options', () => {
       operationTimeoutMs: 1000,
       positionCache: null,
       abandonAfterMs: 300_000,
+      holdSilentAfterMs: null,
       pickupTimeoutMs: null,
       admission: { mode: 'fixed' },
     });
@@ -151,6 +152,38 @@ describe('WaitingQueue options', () => {
     expect(error.option).toBe(option);
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toContain(option);
+  });
+
+  it('takes holdSilentAfterSeconds between its floor and abandonAfterSeconds, and names it otherwise', () => {
+    // Default tiers, rate 50, burst 50: a member at rank 100 (told 3 s) can reach the head
+    // before its next poll (50 + 50 × 3.6 = 230 ≥ 100); one at rank 1000 (told 5 s) cannot
+    // (50 + 50 × 6 = 350 < 1000): the floor is 3 × 1.2 + 1 + 0.5 = 5.1 s.
+    expect(new WaitingQueue({ store, holdSilentAfterSeconds: 5.1 }).config.holdSilentAfterMs).toBe(5100);
+    expect(new WaitingQueue({ store, holdSilentAfterSeconds: null }).config.holdSilentAfterMs).toBeNull();
+    const tooShort = configError({ store, holdSilentAfterSeconds: 5 });
+    expect(tooShort.option).toBe('holdSilentAfterSeconds');
+    expect(tooShort.message).toContain('at least 5.1 s');
+    // The simulation's tiers: 1 s below 100, 2 s below 500, 4 s beyond; rate 50: the 2 s tier reaches the head.
+    const simulation = { store, pollingIntervals: [{ belowRank: 100, seconds: 1 }, { belowRank: 500, seconds: 2 }, { seconds: 4 }], abandonAfterSeconds: 15 };
+    expect(new WaitingQueue({ ...simulation, holdSilentAfterSeconds: 3.9 }).config.holdSilentAfterMs).toBe(3900);
+    expect(configError({ ...simulation, holdSilentAfterSeconds: 3.8 }).message).toContain('at least 3.9 s');
+    // A faster rate brings the 4 s tier within reach of the head (50 + 100 × 4.8 = 530 ≥ 500): 4 × 1.2 + 1.5.
+    expect(configError({ ...simulation, admitRatePerSecond: 100, admitBurst: 50, holdSilentAfterSeconds: 6.2 }).message).toContain('at least 6.3 s');
+    // Adaptive admission: its maximum rate counts.
+    const adaptive = { mode: 'adaptive', targetLatencyMs: 200, minRatePerSecond: 10, maxRatePerSecond: 100 } as const;
+    expect(configError({ ...simulation, admitBurst: 50, admission: adaptive, holdSilentAfterSeconds: 6.2 }).option).toBe('holdSilentAfterSeconds');
+    // One tier: its interval.
+    const oneTier = { store, pollingIntervals: [{ seconds: 1 }], abandonAfterSeconds: 5 };
+    expect(new WaitingQueue({ ...oneTier, holdSilentAfterSeconds: 2.7 }).config.holdSilentAfterMs).toBe(2700);
+    expect(configError({ ...oneTier, holdSilentAfterSeconds: 2.6 }).message).toContain('at least 2.7 s');
+    // Needs abandonment, below it.
+    expect(configError({ ...simulation, abandonAfterSeconds: null, holdSilentAfterSeconds: 4 }).message).toContain('needs abandonAfterSeconds');
+    expect(configError({ ...simulation, holdSilentAfterSeconds: 15 }).message).toContain('below abandonAfterSeconds');
+    expect(configError({ ...simulation, holdSilentAfterSeconds: 20 }).option).toBe('holdSilentAfterSeconds');
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '4']) {
+      expect(configError({ ...simulation, holdSilentAfterSeconds: bad }).option).toBe('holdSilentAfterSeconds');
+    }
+    expect(configError({ ...simulation, holdSilentAfterSecs: 4 }).option).toBe('holdSilentAfterSecs');
   });
 
   it('rejects a missing or non-object options argument', () => {

@@ -26,6 +26,10 @@ const admittedAt = []; // epoch ms of each, same order
 const dropped = []; // [member id, epoch ms]: dropped as abandoned by an admission step
 let fifoViolations = 0;
 let lastAdmittedSeq = -Infinity;
+const admittedSeqAt = []; // [entry sequence, epoch ms] of each admission with a known sequence
+const overtaken = []; // [member id, ms]: each member admitted after one who entered later, and how long after the first such admission
+let heldMax = 0; // the most members one admission step held at the head (holdSilentAfterSeconds)
+let heldSteps = 0; // admission steps that held anyone
 const inner = new RedisStore({ client: redis });
 const storeCalls = {}; // by method: one Redis script call each
 const count = (m) => (storeCalls[m] = (storeCalls[m] ?? 0) + 1);
@@ -42,13 +46,23 @@ const store = {
     const at = Date.now();
     if (result.admitted.length > 0) process.send({ type: 'admitted', ids: result.admitted.map((a) => a.memberId), at });
     for (const memberId of result.abandoned ?? []) dropped.push([memberId, at]);
+    if (result.held) {
+      heldSteps++;
+      heldMax = Math.max(heldMax, result.held);
+    }
     for (const { memberId } of result.admitted) {
       admittedAt.push(at);
       admittedOrder.push(memberId);
       const seq = seqOf.get(memberId);
       if (seq !== undefined) {
-        if (seq <= lastAdmittedSeq) fifoViolations++;
+        if (seq <= lastAdmittedSeq) {
+          fifoViolations++;
+          let firstLater = at;
+          for (const [s, a] of admittedSeqAt) if (s > seq && a < firstLater) firstLater = a;
+          overtaken.push([memberId, at - firstLater]);
+        }
         lastAdmittedSeq = Math.max(lastAdmittedSeq, seq);
+        admittedSeqAt.push([seq, at]);
       }
     }
     return result;
@@ -113,6 +127,7 @@ const queue = new InstrumentedQueue({
   // Abandonment (issue #11): undefined keeps the queue's defaults (300 s; no pick-up timeout).
   ...(config.abandonAfterSeconds !== undefined ? { abandonAfterSeconds: config.abandonAfterSeconds } : {}),
   ...(config.pickupTimeoutSeconds !== undefined ? { pickupTimeoutSeconds: config.pickupTimeoutSeconds } : {}),
+  ...(config.holdSilentAfterSeconds !== undefined ? { holdSilentAfterSeconds: config.holdSilentAfterSeconds } : {}),
   ...(config.pollingIntervals ? { pollingIntervals: config.pollingIntervals } : {}),
 });
 let queueErrors = 0;
@@ -229,7 +244,13 @@ process.on('message', async (message) => {
       abandonedEvents,
       stillWaiting,
       final,
-      fifo: { outOfOrderAdmissions: fifoViolations, skippedStillWaiting: skipped, admittedWithKnownSeq: admittedOrder.filter((m) => seqOf.has(m)).length },
+      fifo: {
+        outOfOrderAdmissions: fifoViolations,
+        skippedStillWaiting: skipped,
+        admittedWithKnownSeq: admittedOrder.filter((m) => seqOf.has(m)).length,
+        overtaken,
+      },
+      held: { steps: heldSteps, max: heldMax },
       maxOrdersInFlight,
       storeCalls,
       maxDbTransactionsInFlight: maxDbInFlight,

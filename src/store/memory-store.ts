@@ -93,9 +93,10 @@ interface Controls {
 
 /** lua/includes/controls.lua DRAW_RANGE: 2^40. */
 const DRAW_RANGE = 2 ** 40;
-/** lua/popAndIssue-8.lua PASSTHROUGH_BATCH and MAX_DROPS. */
+/** lua/popAndIssue-8.lua PASSTHROUGH_BATCH, MAX_DROPS and MAX_HELD. */
 const PASSTHROUGH_BATCH = 2000;
 const MAX_DROPS = 1000;
+const MAX_HELD = 256;
 
 /** How long an admit id is remembered (as the Lua script does). */
 const ADMIT_ID_MEMORY_MS = 300_000;
@@ -116,17 +117,34 @@ function sameToken(a: string, b: string): boolean {
 }
 
 /**
- * The rank probes of lua/queueSnapshot-2.lua: ranks 0, 64, 128, 256, … while below
- * size − 1, and size − 1, and the members on both sides of each score boundary.
+ * The ranks probed inside a drawn pre-queue band (lua/queueSnapshot-2.lua DENSE_RANKS):
+ * from 768, every max(16, floor(r² / 50,000)) ranks below 50,000; 68 ranks. Drawn
+ * scores are random, so the count between two probes strays from a straight line by
+ * about the square root of the segment's length: with segments of at most (r / 224)²
+ * around a rank r from rank 1,000 on (and the doubling ones from 50,000, shorter than
+ * that), an interpolated rank stays within about 1% of the exact one.
  */
-function rankProbes(line: WaitingLine, boundaries: readonly number[]): Array<{ rank: number; seq: number }> {
+const DENSE_RANKS: readonly number[] = (() => {
+  const ranks: number[] = [];
+  for (let rank = 768; rank < 50_000; rank += Math.max(16, Math.floor((rank * rank) / 50_000))) ranks.push(rank);
+  return ranks;
+})();
+
+/**
+ * The rank probes of lua/queueSnapshot-2.lua: ranks 0, 64, 128, 256, … while below
+ * size − 1, and size − 1, and the members on both sides of each boundary of the
+ * pre-queue band [from, to) of scores, and, where that band was drawn, the
+ * {@link DENSE_RANKS} inside it.
+ */
+function rankProbes(line: WaitingLine, band: { from: number; to: number; drawn: boolean } | null): Array<{ rank: number; seq: number }> {
   const lastRank = line.size - 1;
   if (lastRank < 0) return [];
   const ranks = new Set<number>([0, lastRank]);
   for (let rank = 64; rank < lastRank; rank *= 2) ranks.add(rank);
-  for (const boundary of boundaries) {
-    const below = line.countBelow(boundary);
-    if (below > 0 && below <= lastRank) ranks.add(below - 1).add(below);
+  if (band) {
+    const [from, to] = [line.countBelow(band.from), line.countBelow(band.to)]; // the band's ranks: from .. to − 1
+    for (const below of [from, to]) if (below > 0 && below <= lastRank) ranks.add(below - 1).add(below);
+    if (band.drawn) for (const rank of DENSE_RANKS) if (rank >= from && rank < to) ranks.add(rank);
   }
   return [...ranks].sort((a, b) => a - b).map((rank) => ({ rank, seq: line.seqAtRank(rank)! }));
 }
@@ -232,7 +250,7 @@ export class MemoryStore implements Store {
     if (lapsed > 0) q.orders.record(now, { count: lapsed, failed: lapsed, latency: 0, samples: 0 });
     const active = q.tokens.size;
     for (const [id, forgetAt] of q.recentAdmits) if (forgetAt <= now) q.recentAdmits.delete(id);
-    if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [], admittable: 0, abandoned: [] };
+    if (q.recentAdmits.has(request.admitId)) return { expiresAt, active, admitted: [], admittable: 0, abandoned: [], held: 0 };
     // The controls override the caller's options where set.
     const c = q.controls;
     const rate = c.rate ?? this.#adaptiveRate(q, now, request);
@@ -252,10 +270,12 @@ export class MemoryStore implements Store {
     admittable = Math.max(0, admittable);
     const n = Math.min(admittable, request.tokens.length);
 
-    // Pop until n live members are found; the dead are dropped at no admission cost
-    // (mirrors lua/popAndIssue-8.lua).
+    // Take members from the head until n live members are found; the dead are dropped at
+    // no admission cost, the silent for holdSilentAfterMs (not yet abandonAfterMs) are
+    // held: left in place (mirrors lua/popAndIssue-8.lua).
     const abandonAfter = request.abandonAfterMs ?? null;
     const tracking = abandonAfter !== null && !passthrough;
+    const holdSilent = tracking && (request.holdSilentAfterMs ?? -1) >= 0 ? request.holdSilentAfterMs! : null;
     // The drop bucket: one second's worth of drops, refilled at dropsPerSecond.
     const dropRate = request.dropsPerSecond ?? null;
     let dropBudget = MAX_DROPS;
@@ -272,21 +292,27 @@ export class MemoryStore implements Store {
     const live: string[] = [];
     const liveScores: number[] = [];
     const abandoned: string[] = [];
+    const held = new Set<string>();
+    let examined = 0; // the members before this rank are decided or held
     while (live.length < n) {
-      const head = q.waiting.head();
-      if (head === null) break;
-      const score = q.waiting.seqOf(head)!;
-      const seenAt = q.seen.get(head);
+      const member = q.waiting.memberAtRank(examined);
+      if (member === null) break;
+      const seenAt = q.seen.get(member);
       if (tracking && (seenAt === undefined || now - seenAt > abandonAfter)) {
-        if (abandoned.length >= dropBudget) break; // out of drops: it stays at the head, and so does everyone behind it
-        abandoned.push(head);
+        if (abandoned.length >= dropBudget) break; // out of drops: it stays in place, and so does everyone behind it
+        abandoned.push(member);
+        q.seen.delete(member);
+      } else if (holdSilent !== null && held.size < MAX_HELD && now - seenAt! > holdSilent) {
+        // Beyond MAX_HELD a silent member is admitted, as without holding: the held never slow the line down.
+        held.add(member);
       } else {
-        live.push(head);
-        liveScores.push(score);
+        live.push(member);
+        liveScores.push(q.waiting.seqOf(member)!);
+        q.seen.delete(member);
       }
-      q.waiting.shift(1);
-      q.seen.delete(head);
+      examined++;
     }
+    q.waiting.removeHeadExcept(examined, held);
     if (q.dropBucket && tracking && dropRate !== null) q.dropBucket.tokens -= abandoned.length;
     const pickupBy = request.pickupTimeoutMs === undefined || request.pickupTimeoutMs === null ? 0 : Math.min(now + request.pickupTimeoutMs, expiresAt);
     const admitted = live.map((memberId, i) => {
@@ -307,7 +333,7 @@ export class MemoryStore implements Store {
     q.totals.abandoned += abandoned.length;
     q.window = recordAdmissionStep(q.window, admitted.length, waitingBefore, now, request.windowMs, abandoned.length);
     q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
-    return { expiresAt, active: active + admitted.length, admitted, admittable, abandoned };
+    return { expiresAt, active: active + admitted.length, admitted, admittable, abandoned, held: held.size };
   }
 
   /** Adaptive admission's rate in force, evaluated at most once a second (mirrors lua/popAndIssue-8.lua). */
@@ -448,14 +474,19 @@ export class MemoryStore implements Store {
   async queueSnapshot(queue: string): Promise<QueueSnapshot> {
     const q = this.#queue(queue);
     const { head, last } = q.waiting.ends();
-    const boundaries = [q.controls.preQueueFrom, q.controls.scoreBase].filter((b): b is number => b !== undefined);
+    const c = q.controls;
+    // The pre-queue band; drawn while shuffle is on, or while its seed is kept (shuffle turned off after the opening).
+    const band =
+      c.preQueueFrom !== undefined && c.scoreBase !== undefined
+        ? { from: c.preQueueFrom, to: c.scoreBase, drawn: c.shuffle === true || c.seed !== undefined }
+        : null;
     return {
       totalWaiting: q.waiting.size,
       headSeq: head,
       lastSeq: last,
       window: q.window,
       now: this.#now(),
-      probes: rankProbes(q.waiting, boundaries),
+      probes: rankProbes(q.waiting, band),
       controls: controlsView(q.controls),
     };
   }

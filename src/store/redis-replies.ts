@@ -226,8 +226,8 @@ export function decodeQueueSnapshot(r: Reply): { snapshot: QueueSnapshot; genera
   };
 }
 
-/** lua/popAndIssue-7.lua: the fixed part, the dropped members (count, ids), then the admitted ones. */
-const ADMIT = { expiresAt: 0, active: 1, generation: 2, admittable: 3, droppedCount: 4, dropped: 5 } as const;
+/** lua/popAndIssue-8.lua: the fixed part (with the count held), the dropped members (count, ids), then the admitted ones. */
+const ADMIT = { expiresAt: 0, active: 1, generation: 2, admittable: 3, held: 4, droppedCount: 5, dropped: 6 } as const;
 
 export function decodeAdmit(r: Reply, tokens: readonly string[]) {
   const dropped = Number(r[ADMIT.droppedCount] ?? 0);
@@ -241,6 +241,7 @@ export function decodeAdmit(r: Reply, tokens: readonly string[]) {
       expiresAt: Number(r[ADMIT.expiresAt]),
       active: Number(r[ADMIT.active]),
       admittable: Number(r[ADMIT.admittable]),
+      held: Number(r[ADMIT.held] ?? 0),
       abandoned: r.slice(ADMIT.dropped, admittedAt).map(String),
       admitted: r.slice(admittedAt, waitsAt).map((memberId, i) => {
         const waitedMs = Number(r[waitsAt + i]);

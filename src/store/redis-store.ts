@@ -206,6 +206,7 @@ export class RedisStore implements Store {
         request.adaptive?.targetLatencyMs ?? -1,
         request.adaptive?.minRatePerSecond ?? 0,
         request.adaptive?.maxRatePerSecond ?? 0,
+        request.holdSilentAfterMs ?? -1,
         ...request.tokens,
       ],
     );

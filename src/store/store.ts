@@ -110,7 +110,10 @@ export interface QueueSnapshot {
    * entry sequence `seq` of the member at 0-based `rank`, by increasing rank.
    * `RedisStore` and `MemoryStore` give ranks 0, then 64, 128, 256, … (powers of two
    * from 64) while below `totalWaiting − 1`, and `totalWaiting − 1`: 13 points at
-   * 100,000 waiting, 16 at 1,000,000. The position cache interpolates a member's
+   * 100,000 waiting, 16 at 1,000,000; around a pre-queue, the members on both sides
+   * of its two score boundaries; inside a drawn pre-queue (random scores), up to 68
+   * more, from rank 768 every max(16, ⌊r² / 50,000⌋) ranks below 50,000 (see
+   * lua/queueSnapshot-2.lua), whatever the crowd. The position cache interpolates a member's
    * rank between the two probes around its sequence, so members who left only blur
    * the estimate inside that one segment. Without probes (a custom store), or if
    * they are not strictly increasing in both rank and sequence, it interpolates
@@ -139,6 +142,15 @@ export interface AdmitRequest {
    * null or absent: nobody is dropped.
    */
   abandonAfterMs?: number | null;
+  /**
+   * With `abandonAfterMs`: a waiting member met at the head whose last sign of life is
+   * older than this (but not older than `abandonAfterMs`) is held: neither admitted nor
+   * dropped, it keeps its place and the step goes on to the next members, at no
+   * admission cost; once it calls again it is the first admitted. A step holds at most
+   * 256 members (beyond them a silent member is admitted, as without holding). null,
+   * absent or negative: nobody is held.
+   */
+  holdSilentAfterMs?: number | null;
   /** A token nobody reads within this of its admission is dropped. null or absent: none. */
   pickupTimeoutMs?: number | null;
   /**
@@ -174,6 +186,8 @@ export interface AdmitResult {
   admittable?: number;
   /** Members dropped as abandoned by this step, in line order. */
   abandoned?: string[];
+  /** How many members this step held at the head ({@link AdmitRequest.holdSilentAfterMs}). Optional for custom stores. */
+  held?: number;
 }
 
 export interface ClaimRequest {

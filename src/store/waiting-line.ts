@@ -70,6 +70,33 @@ export class WaitingLine {
     return this.size === 0 ? null : this.#members[this.#head]!;
   }
 
+  /** The member at 0-based `rank`, O(1); null when the line is shorter. */
+  memberAtRank(rank: number): string | null {
+    if (!Number.isInteger(rank) || rank < 0 || rank >= this.size) return null;
+    return this.#members[this.#head + rank]!;
+  }
+
+  /**
+   * Removes the first `count` members except those in `keep`, which stay at the head in
+   * their order (members held at their place by an admission step): O(count).
+   */
+  removeHeadExcept(count: number, keep: ReadonlySet<string>): void {
+    const end = Math.min(this.#members.length, this.#head + count);
+    let write = end;
+    for (let i = end - 1; i >= this.#head; i--) {
+      const member = this.#members[i]!;
+      if (keep.has(member)) {
+        write--;
+        this.#members[write] = member;
+        this.#scores[write] = this.#scores[i]!;
+      } else {
+        this.#scoreOf.delete(member);
+      }
+    }
+    this.#head = write;
+    if (this.#head > 1024 && this.#head * 2 > this.#members.length) this.#compact();
+  }
+
   /** Removes and returns up to `count` members from the head, in order. */
   shift(count: number): string[] {
     const end = Math.min(this.#members.length, this.#head + count);
