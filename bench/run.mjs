@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // npm run bench: waitgate against the naive design and the raw-Redis floor, memory per
-// member, admit() scaling, and polling at scale. Spawns its own redis-server (never the
-// one on 6379), prints a report and writes bench/results/latest.json.
+// member, admit() scaling, polling at scale, and group commit (enter, exact position and
+// claim at concurrency 1 to 1,024, on and off; about 5 of its minutes). Spawns its own
+// redis-server (never the one on 6379), prints a report and writes bench/results/latest.json.
 //
 //   npm run build && npm run bench
 //   BENCH_ROUNDS=5 BENCH_ROUND_MS=700 npm run bench      (defaults)
 //   npm run bench -- --quick                              (a fast smoke run: 2 short rounds, 100k members)
-//   npm run bench -- --only=micro,memory,polling,opening,polling-shuffle
+//   npm run bench -- --only=micro,memory,polling,opening,polling-shuffle,group-commit
+//   node bench/run.mjs --only=group-commit --out=bench/results/group-commit-latest.json   (group commit alone, ~5 min)
+//   BENCH_GC_ROUNDS=7 BENCH_GC_ROUND_MS=600 BENCH_GC_CONCURRENCIES=1,64,256,1024 (group-commit; defaults)
 //   npm run bench -- --only=opening --out=bench/results/opening-latest.json   (one section; --out keeps latest.json)
 //   BENCH_POSITION_CACHE='{"refreshMs":100}' npm run bench -- --only=polling   (positionCache options)
 //   BENCH_OPENING_MEMBERS=1000000 BENCH_OPENING_ROUNDS=5 (opening); BENCH_PREQUEUE_POLL_THROUGH=fresh|enter (polling-shuffle:
@@ -21,14 +24,14 @@ import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-serv
 import { checkTargets, printReport } from './lib/report.mjs';
 import { barChart } from './lib/svg-chart.mjs';
 import { runMemory } from './sections/memory.mjs';
-import { runMicro } from './sections/micro.mjs';
+import { runGroupCommit, runMicro } from './sections/micro.mjs';
 import { runOpening } from './sections/opening.mjs';
 import { runPolling } from './sections/polling.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'micro,memory,polling,opening,polling-shuffle').split(',');
+const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'micro,memory,polling,opening,polling-shuffle,group-commit').split(',');
 const out = args.find((a) => a.startsWith('--out='))?.slice(6) ?? join(here, 'results', quick ? 'quick.json' : 'latest.json');
 const num = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
 
@@ -89,6 +92,19 @@ try {
     result.pollingShuffle = await runPolling({ url: redis.url, members: num('BENCH_POLL_MEMBERS', 100_000), phaseSeconds: quick ? 8 : num('BENCH_POLL_SECONDS', 20), randomPhaseSeconds: 0, cacheOptions: process.env.BENCH_POSITION_CACHE ? JSON.parse(process.env.BENCH_POSITION_CACHE) : true, preQueue: { shuffle: true, pollThrough: process.env.BENCH_PREQUEUE_POLL_THROUGH ?? 'fresh' }, log });
     result.pollingShuffle.seconds = Math.round((performance.now() - t) / 1000);
   }
+  if (only.includes('group-commit')) {
+    log('\n[group commit] enter, exact position and claim at concurrency 1 to 1,024: group commit on / off vs naive vs floor vs shaped floor');
+    const t = performance.now();
+    result.groupCommit = await runGroupCommit({
+      url: redis.url,
+      rounds: num('BENCH_GC_ROUNDS', quick ? 2 : 7),
+      roundMs: num('BENCH_GC_ROUND_MS', quick ? 300 : 600),
+      warmMs: quick ? 150 : 300,
+      concurrencies: process.env.BENCH_GC_CONCURRENCIES ? process.env.BENCH_GC_CONCURRENCIES.split(',').map(Number) : [1, 64, 256, 1024],
+      log,
+    });
+    result.groupCommit.seconds = Math.round((performance.now() - t) / 1000);
+  }
 } finally {
   await redis.stop();
 }
@@ -122,6 +138,34 @@ if (result.micro && !quick) {
     }),
   );
   result.charts = ['docs/images/perf-bench-ratios.svg'];
+}
+if (result.groupCommit && !quick) {
+  // docs/images/perf-bench-group-commit.svg: waitgate (group commit on / off) / the one-call floor per operation and concurrency.
+  const groups = [];
+  const targets = {};
+  for (const [op, byC] of Object.entries(result.groupCommit.results)) {
+    for (const [c, cell] of Object.entries(byC)) {
+      const name = `${op} c${c}`;
+      groups.push({ name, values: [cell.ratios['waitgate/floor'], cell.ratios['waitgate gc off/floor']] });
+      if (op === 'enter' && c === '256') targets[name] = 2;
+      if (op === 'enter' && c === '64') targets[name] = 1.3;
+      if (op === 'position' && c === '256') targets[name] = 2;
+    }
+  }
+  const images = join(here, '..', 'docs', 'images');
+  mkdirSync(images, { recursive: true });
+  writeFileSync(
+    join(images, 'perf-bench-group-commit.svg'),
+    barChart({
+      title: 'Group commit: waitgate throughput relative to one trivial EVALSHA per call',
+      subtitle: `median of per-round ratios, ${result.groupCommit.settings.rounds} rounds; ${result.machine.cpus} cores, Node ${result.machine.node}, Redis ${result.machine.redis}; ${result.date.slice(0, 10)}; dashes: targets`,
+      groups,
+      seriesNames: ['group commit on (default) / floor', 'group commit off / floor'],
+      unit: 'x',
+      targets,
+    }),
+  );
+  (result.charts ??= []).push('docs/images/perf-bench-group-commit.svg');
 }
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);

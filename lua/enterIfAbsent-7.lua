@@ -29,8 +29,10 @@
           nothing is written (the work follows the head of the line, not the crowd)
 
   Returns { STATE_LOST } (for the whole batch: the queue's generation is not the one
-  the caller knows), or one reply per member, in the order sent: the positionReply
-  (lua/includes/readPosition.lua) after the call, with a trailing 1 when this call
+  the caller knows), or { shared, reply1, reply2, ... }: shared is what every member's
+  answer has in common, sent once (sharedReply in lua/includes/readPosition.lua: now,
+  generation, window, controls), then one reply per member, in the order sent: the
+  compact positionReply (lua/includes/readPosition.lua) after the call, with a trailing 1 when this call
   joined the member (or let it through in passthrough), or { QUEUE_CLOSED, message }
   (a new member while closed), { NEED_TOKEN } (a new member in passthrough, and no
   token sent), { LATE } (arrived after its deadline: nothing written for it),
@@ -42,7 +44,7 @@
 
   This is the hot path of a flash crowd's first second, so it reads each thing
   once: per call TIME, HMGET meta, and for the members who joined one HSET seq and one
-  HINCRBY (the entered total); per new member HGET tokens, ZADD NX, ZCARD; at most once
+  HINCRBY (the entered total); per new member HGET tokens, ZADD NX (ZCARD once a call); at most once
   a second a checkpoint (ZADD, HSET). The work is bounded by the batch (MAX_BATCH).
 ]]
 --- @include "now"
@@ -72,6 +74,13 @@ local mode = meta[C] or 'open'
 local opensAt = tonumber(meta[C + 2])
 local beforeOpening = opensAt and now < opensAt
 local joined = 0 -- members who took a new place in the line
+local waitingCount -- ZCARD of waiting once read: only joins change it in this script
+
+-- A waiting member near the head: its enter is a sign of life.
+local function present(reply, member, presenceHead)
+  if presenceHead and reply[2] and reply[2] < presenceHead then redis.call('HSET', KEYS[6], member, now) end
+  return reply
+end
 
 -- One member's enter, as the single-member script did it.
 local function enterOne(member, notAfter, freshToken, ttl, presenceHead)
@@ -91,14 +100,9 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead)
     pickUp(KEYS[2], KEYS[3], member, record) -- answering READY: the token is picked up
     return readPosition(KEYS[1], member, record, now, meta, gen, expected)
   end
-  -- A waiting member near the head: its enter is a sign of life.
-  local function present(reply)
-    if presenceHead and reply[2] and reply[2] < presenceHead then redis.call('HSET', KEYS[6], member, now) end
-    return reply
-  end
   if mode ~= 'open' then
     -- Closed and passthrough treat a new member differently: find out first whether it waits.
-    if redis.call('ZSCORE', KEYS[1], member) then return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected)) end
+    if redis.call('ZSCORE', KEYS[1], member) then return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected), member, presenceHead) end
     if mode == 'closed' then return { QUEUE_CLOSED, meta[C + 1] or false } end
     -- Passthrough lets a new member through, except before a scheduled opening: then it
     -- joins the pre-queue like everyone before it (nobody jumps the early arrivals).
@@ -120,18 +124,19 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead)
   local seq = (tonumber(meta[2]) or 0) + 1
   local score = entryScore(now, seq, opensAt, meta[C + 3], tonumber(meta[C + 4]), tonumber(meta[META_SB]), meta[META_SEED], member)
   if redis.call('ZADD', KEYS[1], 'NX', score, member) == 0 then
-    return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected))
+    return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected), member, presenceHead)
   end
   meta[2] = seq -- the next member of the batch takes the next sequence number
   joined = joined + 1
   -- A pre-queue place waits from the opening; any other from its entry checkpoint.
   if not (beforeOpening and meta[C + 4]) and noteEntry(KEYS[7], KEYS[5], now, score, tonumber(meta[META_KT])) then meta[META_KT] = now end
-  local total = redis.call('ZCARD', KEYS[1])
+  waitingCount = waitingCount and waitingCount + 1 or redis.call('ZCARD', KEYS[1])
+  local total = waitingCount
   -- A new entry scores above everyone (sb + seq, or pb + seq in a FIFO pre-queue), so it is
   -- last; only a drawn pre-queue place needs ZRANK.
   local rank = total - 1
   if meta[C + 3] == '1' and score < (tonumber(meta[META_SB]) or 0) then rank = redis.call('ZRANK', KEYS[1], member) end
-  local reply = present(positionReply(1, rank, total, nil, now, meta, score, gen, expected))
+  local reply = present(positionReply(1, rank, total, nil, now, meta, score, gen, expected), member, presenceHead)
   reply[#reply + 1] = 1
   return reply
 end
@@ -154,16 +159,18 @@ end
 -- error reply, as a refusal Redis counts (errorstats), and nothing written.
 if onTime == 0 and bad == 0 then return redis.error_reply('ERR waitgate: enter arrived after its deadline; nothing written') end
 
-local replies = {}
+compactReplies = true
+local replies = { false } -- [1]: the shared part, once every member is done
 for i, call in ipairs(calls) do
   if call.bad then
-    replies[i] = { BAD_ARGUMENTS }
+    replies[i + 1] = { BAD_ARGUMENTS }
   else
-    replies[i] = enterOne(call.member, call.limit, call.token, call.ttl, call.head)
+    replies[i + 1] = enterOne(call.member, call.limit, call.token, call.ttl, call.head)
   end
 end
 if joined > 0 then
   redis.call('HSET', KEYS[5], 'seq', meta[2])
   redis.call('HINCRBY', KEYS[5], 'te', joined)
 end
+replies[1] = sharedReply(now, meta, gen, expected)
 return replies

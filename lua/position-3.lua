@@ -12,9 +12,11 @@
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2..] member ids, one per look-up, at most MAX_BATCH (256)
 
-  Returns { STATE_LOST } (for the whole batch), or one positionReply
-  (lua/includes/readPosition.lua) per member id, in the order sent. Per call: TIME and
-  HMGET meta once; per member HGET tokens, ZCARD, ZSCORE, ZRANK.
+  Returns { STATE_LOST } (for the whole batch), or { shared, reply1, reply2, ... }:
+  shared is what every member's answer has in common, sent once (sharedReply in
+  lua/includes/readPosition.lua: now, generation, window, controls), then one compact
+  positionReply per member id, in the order sent. Per call: TIME and HMGET meta once;
+  per member HGET tokens, ZCARD, ZSCORE, ZRANK.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -30,9 +32,10 @@ local now = nowMs()
 local meta = readMeta(KEYS[3])
 local gen = acceptGeneration(meta[1], expected)
 if not gen then return { STATE_LOST } end
-local replies = {}
+compactReplies = true
+local replies = { sharedReply(now, meta, gen, expected) }
 for i = 2, #ARGV do
   local member = ARGV[i]
-  replies[i - 1] = readPosition(KEYS[1], member, liveRecord(KEYS[2], member, now), now, meta, gen, expected)
+  replies[i] = readPosition(KEYS[1], member, liveRecord(KEYS[2], member, now), now, meta, gen, expected)
 end
 return replies

@@ -132,3 +132,14 @@ export async function redisMainThreadCpuUs(client) {
   const get = (name) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(text)?.[1] ?? NaN);
   return Math.round((get('used_cpu_user_main_thread') + get('used_cpu_sys_main_thread')) * 1e6);
 }
+
+/**
+ * CPU time (µs) of the whole redis-server process so far: used_cpu_user + used_cpu_sys
+ * of INFO cpu (getrusage: every thread, including background ones). Deltas over a
+ * measured window divided by its operations give Redis CPU per operation.
+ */
+export async function redisProcessCpuUs(client) {
+  const text = await client.info('cpu');
+  const get = (name) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(text)?.[1] ?? NaN);
+  return Math.round((get('used_cpu_user') + get('used_cpu_sys')) * 1e6);
+}

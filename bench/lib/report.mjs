@@ -42,6 +42,13 @@ export function checkTargets(r) {
     t[`drawn pre-queue: rank within 1% after leaves (max rel., ${p.preQueue?.pollThrough === 'enter' ? 'caches from enters' : 'fresh caches'})`] = { value: p.accuracyAfterLeaves.maxRelError, max: 0.01 };
     t['drawn pre-queue: <= 0.05 Redis calls per poll (sticky routing)'] = { value: p.sticky.redisScriptCallsPerPoll, max: 0.05 };
   }
+  if (r.groupCommit) {
+    const g = (op, c) => r.groupCommit.results?.[op]?.[c]?.ratios ?? {};
+    t['group commit: enter >= 2.0x floor at c256'] = { value: g('enter', 256)['waitgate/floor'], need: 2 };
+    t['group commit: enter >= 1.3x floor at c64'] = { value: g('enter', 64)['waitgate/floor'], need: 1.3 };
+    t['group commit: enter c1 p50 <= 1.1x group commit off'] = { value: g('enter', 1)['p50 waitgate/waitgate gc off'], max: 1.1 };
+    t['group commit: position (exact) >= 2.0x floor at c256'] = { value: g('position', 256)['waitgate/floor'], need: 2 };
+  }
   for (const v of Object.values(t)) v.met = v.value !== null && v.value !== undefined && (v.need !== undefined ? v.value >= v.need : v.value <= v.max);
   return t;
 }
@@ -113,6 +120,20 @@ export function printReport(r, log) {
       for (const [band, v] of Object.entries(a.byExactRank)) log(`    exact rank ${pad(band, 10)} ${lpad(v.members, 6)} members: mean ${fmt(v.mean * 100, 3)}%, p99 ${fmt(v.p99 * 100, 2)}%, max ${fmt(v.max * 100, 2)}%`);
     }
     log(`  sticky routing: ${fmt(p.sticky.redisScriptCallsPerPoll, 4)} Redis script calls per poll; READY: ${p.ready.admitted} admitted, ${p.ready.slowerThanOneInterval} later than one interval`);
+  }
+  if (r.groupCommit) {
+    const g = r.groupCommit;
+    log(`\nGroup commit (median ops/s of ${g.settings.rounds} rounds x ${g.settings.roundMs} ms; p50/p99 ms over all rounds; Redis CPU us/op from INFO cpu; calls/op: EVALSHA per operation, naive: commands)`);
+    if (!g.settings.groupCommitOption) log('  NOTE: this build has no groupCommit option: "waitgate" and "waitgate gc off" ran the same code');
+    log(`${pad('operation', 10)}${lpad('c', 6)}  ${pad('variant', 18)}${lpad('ops/s', 10)}${lpad('p50 ms', 9)}${lpad('p99 ms', 9)}${lpad('calls/op', 10)}${lpad('CPU us/op', 11)}${lpad('CPU', 7)}  errors`);
+    for (const [op, byC] of Object.entries(g.results)) {
+      for (const [c, cell] of Object.entries(byC)) {
+        for (const [name, v] of Object.entries(cell.variants)) {
+          log(`${pad(op, 10)}${lpad(c, 6)}  ${pad(name, 18)}${lpad(fmt(v.opsPerSec), 10)}${lpad(fmt(v.p50Ms, 3), 9)}${lpad(fmt(v.p99Ms, 3), 9)}${lpad(fmt(v.redisCallsPerOp, 3), 10)}${lpad(fmt(v.redisCpuUsPerOp, 2), 11)}${lpad(`${fmt(v.redisCpuShare * 100, 0)}%`, 7)}  ${v.errors}${v.lastError ? ` (${v.lastError})` : ''}`);
+        }
+        log(`${pad('', 18)}ratios: ${Object.entries(cell.ratios).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')}`);
+      }
+    }
   }
   if (r.targets) {
     log('\nTargets');

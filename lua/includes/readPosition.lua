@@ -24,11 +24,25 @@ end
 --          (controls.lua POSITION_CONTROL_FIELDS) }
 -- The generation is sent only when the caller does not know it yet (`expected`
 -- differs): a reply is smaller on the hot path, and the caller keeps the one it knows.
+-- A batch script sets compactReplies: each member's reply is then only what differs
+-- between members, { status, rank|false, total, token|false, tokenExpMs|false,
+-- entryScore|false }, and the script sends the rest once (sharedReply).
+local compactReplies = false
+
 local function positionReply(status, rank, total, record, now, meta, seq, gen, expected)
   local token, tokenExp = false, false
   if record then token, tokenExp = record.token, record.tokenExp end
+  if compactReplies then return { status, rank, total, token, tokenExp, seq } end
   if gen == expected then gen = false end
   local reply = appendWindow({ status, rank, total, token, tokenExp, now, seq, gen }, meta, META_WINDOW_AT)
+  for i = 0, #POSITION_CONTROL_FIELDS - 1 do reply[#reply + 1] = meta[META_CONTROLS_AT + i] or false end
+  return reply
+end
+
+-- What compact member replies leave out, the same for the whole call: { nowMs,
+-- generation|false, the six window values, the six controls }.
+local function sharedReply(now, meta, gen, expected)
+  local reply = appendWindow({ now, gen ~= expected and gen or false }, meta, META_WINDOW_AT)
   for i = 0, #POSITION_CONTROL_FIELDS - 1 do reply[#reply + 1] = meta[META_CONTROLS_AT + i] or false end
   return reply
 end

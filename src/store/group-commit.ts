@@ -28,7 +28,8 @@ interface Lane<I, O> {
  * no timer is ever on the path. A call made while one is in flight joins the batch
  * gathered in this turn of the event loop, sent by `setImmediate` (after this turn's
  * I/O callbacks, so every request that arrived in the turn is in it), or at once when
- * it reaches `maxBatchSize`. A batch that fails as a whole (connection lost, the
+ * it reaches `maxBatchSize`, or half of it while at most one call is out (so Redis
+ * runs one batch while this process prepares the next). A batch that fails as a whole (connection lost, the
  * queue's state lost) rejects every caller in it with that error; an item's own error
  * rejects that caller only. With `maxBatchSize` 1 every call is sent alone, at once.
  */
@@ -62,7 +63,10 @@ export class GroupCommit<I, O> {
         });
       }
       lane.gathering.push(waiter);
-      if (lane.gathering.length >= this.#maxBatchSize) {
+      // Full, or half full while at most one call is out: sending it now lets Redis run
+      // it while this process gathers and prepares the next (at moderate concurrency a
+      // wave of calls then goes as two or three overlapping calls, not one).
+      if (lane.gathering.length >= this.#maxBatchSize || (lane.inFlight <= 1 && lane.gathering.length >= this.#maxBatchSize / 2)) {
         const full = lane.gathering;
         lane.gathering = null;
         this.#dispatch(queue, lane, full);

@@ -75,6 +75,17 @@ function memberError(script: string, r: Reply): Error | null {
   return null;
 }
 
+/**
+ * A member's compact reply of a batch script ({ status, rank, total, token, tokenExp,
+ * seq[, joined] }) with what the call sent once for all (`shared`: { now, generation,
+ * window, controls }, lua/includes/readPosition.lua sharedReply), as the full
+ * positionReply. Other replies (markers such as QUEUE_CLOSED or LATE) pass unchanged.
+ */
+export function expandPosition(compact: Reply, shared: Reply): Reply {
+  if (compact.length < 6 || Number(compact[0]) < 0) return compact;
+  return [...compact.slice(0, 5), ...shared.slice(0, 1), ...compact.slice(5, 6), ...shared.slice(1), ...compact.slice(6)];
+}
+
 /** lua/includes/readPosition.lua, positionReply. */
 const POSITION = {
   status: 0,

@@ -13,6 +13,7 @@ import { queueKeys, type QueueKeys } from './keys.js';
 import type { ScriptName } from './lua.generated.js';
 import { RedisClock } from './redis-clock.js';
 import {
+  expandPosition,
   decodeAdmit,
   decodeClaim,
   decodeControls,
@@ -169,8 +170,8 @@ export class RedisStore implements Store {
 
   async #sendEnters(queue: string, batch: readonly EnterArgs[]): Promise<BatchReply<MemberSnapshot>> {
     const k = this.#keysOf(queue);
-    const replies = await this.#call<Reply[]>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries], batch.flat());
-    return replies.map((reply) =>
+    const [shared, ...replies] = await this.#call<Reply[]>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries], batch.flat());
+    return replies.map((compact) => expandPosition(compact, shared!)).map((reply) =>
       settle(() => {
         const { snapshot, generation } = decodeEnter(reply);
         if (snapshot.needsToken) return snapshot;
@@ -183,8 +184,8 @@ export class RedisStore implements Store {
 
   async #sendPositions(queue: string, memberIds: readonly string[]): Promise<BatchReply<MemberSnapshot>> {
     const k = this.#keysOf(queue);
-    const replies = await this.#call<Reply[]>(queue, 'position', [k.waiting, k.tokens, k.meta], memberIds);
-    return replies.map((reply) => settle(() => this.#position(queue, reply)));
+    const [shared, ...replies] = await this.#call<Reply[]>(queue, 'position', [k.waiting, k.tokens, k.meta], memberIds);
+    return replies.map((compact) => settle(() => this.#position(queue, expandPosition(compact, shared!))));
   }
 
   async admit(queue: string, request: AdmitRequest): Promise<AdmitResult> {

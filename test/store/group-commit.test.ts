@@ -38,19 +38,20 @@ describe('GroupCommit', () => {
     expect(await Promise.all(rest)).toEqual(['a', 'b', 'c', 'd']);
   });
 
-  it('sends a batch as soon as it holds maxBatchSize calls, and keeps queues apart', async () => {
+  it('sends a batch as soon as it holds maxBatchSize calls (half as many while one call is out), and keeps queues apart', async () => {
     const { batches, send } = recorder();
-    const group = new GroupCommit(send, 3);
-    for (let i = 0; i < 8; i++) void group.run('q', i);
+    const group = new GroupCommit(send, 4);
+    for (let i = 0; i < 12; i++) void group.run('q', i);
     void group.run('other', 100);
     expect(batches.map((b) => [b.queue, b.items])).toEqual([
-      ['q', [0]],
-      ['q', [1, 2, 3]],
-      ['q', [4, 5, 6]],
+      ['q', [0]], // alone, at once
+      ['q', [1, 2]], // half full with one call out: sent, so Redis runs it while the next gathers
+      ['q', [3, 4, 5, 6]], // two out: gathered up to maxBatchSize
+      ['q', [7, 8, 9, 10]],
       ['other', [100]],
     ]);
     await nextTurn();
-    expect(batches.slice(4).map((b) => [b.queue, b.items])).toEqual([['q', [7]]]);
+    expect(batches.slice(5).map((b) => [b.queue, b.items])).toEqual([['q', [11]]]);
   });
 
   it('rejects only the caller whose own reply is an error; a batch that fails rejects each of its callers', async () => {
