@@ -33,11 +33,19 @@ local now = nowMs()
 if not checkGeneration(KEYS[5], expected) then return STATE_LOST end
 
 local recorded = 0
-for i = 3, 2 + k do
-  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
-    redis.call('HSET', KEYS[4], ARGV[i], now)
-    recorded = recorded + 1
+if k > 0 then
+  -- One ZMSCORE and one HSET for all of them: a command per id would cost Redis about
+  -- three times as much, and at a million polling this script is most of Redis's work.
+  local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 3, 2 + k))
+  local fields = {}
+  for i = 1, k do
+    if scores[i] then
+      fields[#fields + 1] = ARGV[2 + i]
+      fields[#fields + 1] = now
+    end
   end
+  if #fields > 0 then redis.call('HSET', KEYS[4], unpack(fields)) end
+  recorded = #fields / 2
 end
 for i = 3 + k, #ARGV do
   local record = parseRecord(redis.call('HGET', KEYS[2], ARGV[i]))

@@ -50,6 +50,16 @@ interface Line {
   points: Point[];
 }
 
+/** How far back the pace of the head is measured: long enough to span several admission steps. */
+const PACE_WINDOW_MS = 2000;
+
+/** An earlier snapshot's points, kept to measure how fast the head moves. */
+interface Past {
+  /** The store's time of the snapshot. */
+  now: number;
+  points: Point[];
+}
+
 interface Remembered {
   seq: number;
   /** The last rank reported, so an estimate never moves a member back. */
@@ -85,7 +95,9 @@ export class PositionCache {
   readonly #maxMembers: number;
   readonly #exactBelowRank: number;
   readonly #members = new Map<string, Remembered>();
-  #snapshot: { line: Line; takenAt: number } | null = null;
+  #snapshot: { line: Line; takenAt: number; receivedAt: number; pace: number } | null = null;
+  /** Earlier snapshots, oldest first, back to about PACE_WINDOW_MS before the latest. */
+  readonly #past: Past[] = [];
   #refreshing: Promise<Line> | null = null;
 
   constructor(load: () => Promise<QueueSnapshot>, options: Required<PositionCacheOptions>) {
@@ -120,6 +132,7 @@ export class PositionCache {
    */
   invalidate(): void {
     this.#snapshot = null;
+    this.#past.length = 0; // a new generation: the old line says nothing of the new one's pace
   }
 
   /** An estimated WAITING snapshot, or null when the caller must look the member up exactly. */
@@ -131,9 +144,13 @@ export class PositionCache {
     // Read after the await: an exact answer that arrived meanwhile replaced the entry (new lastRank).
     const known = this.#members.get(memberId);
     if (!known) return null;
-    const estimate = interpolate(points, known.seq);
-    if (estimate === null) return null; // not between the head and the last member: admitted, gone, or new to the snapshot
+    const interpolated = interpolate(points, known.seq);
+    if (interpolated === null) return null; // not between the head and the last member: admitted, gone, or new to the snapshot
     const growing = isDrawnBeforeOpening(known.seq, line.controls, line.now);
+    // The snapshot is up to refreshMs old, and the head has moved on since at about the
+    // pace it moved before it: without this, every estimate is behind by the members
+    // admitted (or dropped) since the snapshot, the same number at any depth.
+    const estimate = growing ? interpolated : Math.max(0, interpolated - Math.round(this.#sinceSnapshot()));
     const rank = growing ? estimate : Math.min(estimate, known.lastRank);
     // Near the head: possibly admitted since the snapshot, and least accurate. Ask exactly
     // (the caller's exact answer re-learns the sequence and the last rank).
@@ -155,6 +172,32 @@ export class PositionCache {
     };
   }
 
+  /** The members the head has likely passed since the snapshot was read: its pace times the snapshot's age. */
+  #sinceSnapshot(): number {
+    const snapshot = this.#snapshot;
+    if (!snapshot || snapshot.pace <= 0) return 0;
+    return snapshot.pace * Math.min(performance.now() - snapshot.receivedAt, this.#refreshMs);
+  }
+
+  /**
+   * Members per ms that left the head between an earlier snapshot (about
+   * PACE_WINDOW_MS before) and this one: the rank the earlier line gave this one's
+   * head. 0 without an earlier snapshot, or when the head is not in it (a drawn
+   * pre-queue, where new places can come first; a line that emptied).
+   */
+  #pace(line: Line): number {
+    const now = line.value.now;
+    const past = this.#past;
+    while (past.length > 1 && past[1]!.now <= now - PACE_WINDOW_MS) past.shift();
+    const earlier = past[0];
+    past.push({ now, points: line.points });
+    if (past.length > 64) past.shift(); // refreshMs below PACE_WINDOW_MS / 64: the window is shorter, still a pace
+    const head = line.value.headSeq;
+    if (!earlier || head === null || now <= earlier.now) return 0;
+    const passed = interpolate(earlier.points, head);
+    return passed === null ? 0 : passed / (now - earlier.now);
+  }
+
   /** The snapshot, refreshed when older than refreshMs; concurrent polls share one refresh. */
   async #fresh(): Promise<Line> {
     const now = performance.now();
@@ -162,7 +205,7 @@ export class PositionCache {
     this.#refreshing ??= this.#load()
       .then((value) => {
         const line = { value, points: pointsOf(value) };
-        this.#snapshot = { line, takenAt: now };
+        this.#snapshot = { line, takenAt: now, receivedAt: performance.now(), pace: this.#pace(line) };
         return line;
       })
       .finally(() => {

@@ -9,6 +9,8 @@ export const PRESENCE_FLUSH_MS = 1000;
 const BATCH = 1000;
 /** Ids kept for a later flush after a failed one, at most. */
 const MAX_PENDING = 20_000;
+/** Members whose last recording this instance remembers, at most (oldest forgotten first: they are recorded again). */
+const MAX_RECORDED = 500_000;
 
 /** What one flush records: waiting members seen near the head, and READY answers (pick-ups). */
 export interface PresenceBatch {
@@ -25,6 +27,9 @@ export interface PresenceBatch {
  */
 export class Presence {
   readonly #record: (batch: PresenceBatch) => Promise<unknown>;
+  readonly #resendAfterMs: number;
+  /** Member -> store time its sign of life was last sent, oldest first (Map order). */
+  readonly #recorded = new Map<string, number>();
   readonly #seen = new Set<string>();
   readonly #pickedUp = new Set<string>();
   #lastFlushAt = -Infinity;
@@ -32,19 +37,44 @@ export class Presence {
   #latestNow = -Infinity;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(record: (batch: PresenceBatch) => Promise<unknown>) {
+  /**
+   * @param resendAfterMs a member's sign of life is sent again only once this long has
+   *   passed since it was last sent (store clock); 0: on every poll. Abandonment needs a
+   *   member seen within `abandonAfterSeconds`, not on each poll: a quarter of it keeps
+   *   a polling member's last record at most 3/4 of it old (a quarter, plus its slowest
+   *   interval with jitter and a flush, which the options keep below half).
+   */
+  constructor(record: (batch: PresenceBatch) => Promise<unknown>, resendAfterMs = 0) {
     this.#record = record;
+    this.#resendAfterMs = resendAfterMs;
   }
 
   /** A waiting member answered near the head (`seen`), or a READY answer (`pickedUp`), at the store's time `storeNow`. */
   note(memberId: string, kind: 'seen' | 'pickedUp', storeNow: number): void {
-    (kind === 'seen' ? this.#seen : this.#pickedUp).add(memberId);
     this.#latestNow = Math.max(this.#latestNow, storeNow);
+    if (kind === 'seen' && !this.#due(memberId)) return;
+    (kind === 'seen' ? this.#seen : this.#pickedUp).add(memberId);
     if (this.#seen.size + this.#pickedUp.size >= BATCH || this.#latestNow - this.#lastFlushAt >= PRESENCE_FLUSH_MS) {
       void this.flush();
     } else {
       this.#flushLater();
     }
+  }
+
+  /** Whether a member's sign of life is to be sent now (and if so, remembers it as sent now). */
+  #due(memberId: string): boolean {
+    if (this.#resendAfterMs <= 0) return true;
+    const now = this.#latestNow;
+    const last = this.#recorded.get(memberId);
+    if (last !== undefined && now - last < this.#resendAfterMs) return false;
+    this.#recorded.delete(memberId); // re-insert: the Map's order is the order of recording
+    this.#recorded.set(memberId, now);
+    // Forget what is old enough to be sent again anyway, and the oldest beyond the cap.
+    for (const [id, at] of this.#recorded) {
+      if (now - at < this.#resendAfterMs && this.#recorded.size <= MAX_RECORDED) break;
+      this.#recorded.delete(id);
+    }
+    return true;
   }
 
   /** The unref'd timer that flushes the tail, unless one is already set. */

@@ -136,9 +136,16 @@ export class WaitingQueue {
     this.name = this.#config.name;
     const cacheOptions = this.#config.positionCache;
     this.#cache = cacheOptions && new PositionCache(() => this.#call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions);
-    const tracksPresence = this.#config.abandonAfterMs !== null || this.#config.pickupTimeoutMs !== null;
+    const { abandonAfterMs, holdSilentAfterMs, pickupTimeoutMs } = this.#config;
+    const tracksPresence = abandonAfterMs !== null || pickupTimeoutMs !== null;
+    // A sign of life is sent again after a quarter of abandonAfterSeconds, not on every
+    // poll (at a million polling, per-poll records were most of Redis's work); the hold
+    // at the head judges seconds of silence, so with it every poll near the head is sent.
+    const resendAfterMs = abandonAfterMs !== null && holdSilentAfterMs === null ? abandonAfterMs / 4 : 0;
     this.#presence =
-      tracksPresence && typeof this.#store.touch === 'function' ? new Presence((batch) => this.#call('touch', (s) => s.touch!(this.name, batch))) : null;
+      tracksPresence && typeof this.#store.touch === 'function'
+        ? new Presence((batch) => this.#call('touch', (s) => s.touch!(this.name, batch)), resendAfterMs)
+        : null;
   }
 
   /** The options in force, defaults applied (times in milliseconds). */

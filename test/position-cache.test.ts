@@ -179,3 +179,37 @@ describe('positionCache refresh limit under churn', () => {
     expect(snapshots).toBeLessThanOrEqual(9);
   });
 });
+
+describe('positionCache while the line moves', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('counts the admissions since its snapshot at the pace the head moved: not behind by a snapshot of admissions', async () => {
+    let clock = 1_000_000;
+    const store = new MemoryStore({ now: () => clock });
+    const options = { store, name: 'moving', admitRatePerSecond: 200, admitBurst: 10 } as const;
+    const cached = new WaitingQueue({ ...options, positionCache: { refreshMs: 250, exactBelowRank: 0 } });
+    const admitting = new WaitingQueue(options);
+    for (let i = 0; i < 6000; i++) await admitting.enter(`m${i}`);
+    for (let i = 0; i < 6000; i += 100) await cached.position(`m${i}`); // learn their sequences
+    const errors: number[] = [];
+    // 6 s, both clocks in steps of 10 ms: 2 members admitted every 10 ms (200/s), a poll every step.
+    for (let step = 0; step < 600; step++) {
+      clock += 10;
+      vi.advanceTimersByTime(10);
+      await admitting.admit();
+      const id = `m${5000 + (step % 10) * 100}`;
+      const estimated = await cached.position(id);
+      const exact = await admitting.position(id);
+      if (step >= 300) errors.push(estimated.rank! - exact.rank!); // after the pace is measured (2 s)
+    }
+    // Without the pace, an estimate is behind by up to a snapshot's admissions (50), 25 on average.
+    const mean = errors.reduce((a, b) => a + b, 0) / errors.length;
+    expect(Math.abs(mean)).toBeLessThan(3);
+    expect(Math.max(...errors.map(Math.abs))).toBeLessThanOrEqual(4);
+  });
+});
