@@ -16,8 +16,8 @@
 // (a crowd of another size: bench/results/crowd-<N>-latest.json, no charts unless --charts).
 //
 //   npm run build && node bench/crowd-million.mjs                 (~2 min on 2 cores)
-//   node bench/crowd-million.mjs --abandon-after=300              (with abandonment: signs of life near the head;
-//                                                                  bench/results/crowd-million-abandon-300-latest.json, charts -abandon-300)
+//   node bench/crowd-million.mjs --abandon-after=off              (abandonment off: the polls alone;
+//                                                                  bench/results/crowd-million-abandon-off-latest.json, charts -abandon-off)
 //   node bench/crowd-million.mjs --members=50000 --poll-seconds=20  (a quick look)
 //   Options (or environment): --members= (CROWD_MEMBERS, 1000000), --processes= (CROWD_PROCESSES, 3),
 //   --enter-concurrency= (per process, CROWD_ENTER_CONCURRENCY, 512), --poll-seconds= (CROWD_POLL_SECONDS, 60),
@@ -25,17 +25,17 @@
 //   --sample= (members compared every 5 s, half uniform, half near the head; CROWD_SAMPLE, 2000),
 //   --refresh-ms= (positionCache.refreshMs, CROWD_REFRESH_MS, the library default),
 //   --exact-below-rank= (positionCache.exactBelowRank, CROWD_EXACT_BELOW_RANK, the library default),
-//   --abandon-after= (abandonAfterSeconds: a number, 'default' (300) or 'off'; CROWD_ABANDON_AFTER, off),
+//   --abandon-after= (abandonAfterSeconds: a number, 'default' (300) or 'off'; CROWD_ABANDON_AFTER, default),
 //   --out=path, --charts (write the charts whatever the size), --no-charts, --replot (the charts again from --out)
 
 import { fork } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-server.mjs';
+import { startBenchRedisServer } from '../scripts/redis-server.mjs';
+import { loadAverage, machineInfo } from './lib/machine.mjs';
 import { commandStats, countCommands, diffStats, redisProcessCpuUs } from './lib/redis-info.mjs';
 import { mean, quantileSorted, round } from './lib/stats.mjs';
 import { lineChart } from './lib/svg-chart.mjs';
@@ -56,13 +56,13 @@ const admitIntervalMs = Number(arg('admit-interval-ms', 'CROWD_ADMIT_INTERVAL_MS
 const sampleSize = Number(arg('sample', 'CROWD_SAMPLE', 2000));
 const refreshMs = arg('refresh-ms', 'CROWD_REFRESH_MS', undefined);
 const exactBelowRank = arg('exact-below-rank', 'CROWD_EXACT_BELOW_RANK', undefined);
-// Abandonment off by default, as in the polling section of npm run bench: its signs of life
-// are a separate cost (measured with --abandon-after=300, the library's default).
-const abandonAfter = arg('abandon-after', 'CROWD_ABANDON_AFTER', 'off');
+// The library's default (abandonAfterSeconds 300: signs of life near the head) unless told
+// otherwise; --abandon-after=off measures the polls alone.
+const abandonAfter = arg('abandon-after', 'CROWD_ABANDON_AFTER', 'default');
 const million = N === 1_000_000;
 // A run with other options than the defaults gets its own files: -abandon-300, -refresh-50, ...
 const variant = [
-  abandonAfter === 'off' ? '' : `-abandon-${abandonAfter}`,
+  abandonAfter === 'default' ? '' : `-abandon-${abandonAfter}`,
   refreshMs === undefined ? '' : `-refresh-${refreshMs}`,
   exactBelowRank === undefined ? '' : `-exact-${exactBelowRank}`,
   process.argv.some((a) => a.startsWith('--admit-interval-ms=')) || process.env.CROWD_ADMIT_INTERVAL_MS ? `-admit-every-${admitIntervalMs}ms` : '',
@@ -92,15 +92,7 @@ const started = performance.now();
 const result = {
   date: new Date().toISOString(),
   waitgate: pkg.version,
-  machine: {
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    loadAverageAtStart: os.loadavg().map((v) => Number(v.toFixed(2))),
-    node: process.version,
-    redis: redisServerVersion(),
-    platform: `${os.type()} ${os.release()}`,
-  },
+  machine: machineInfo(),
   settings: {
     members: N,
     processes: P,
@@ -373,7 +365,7 @@ try {
   );
   for (const [band, v] of Object.entries(a.byExactRank))
     log(
-      `    exact rank ${band.padEnd(16)} ${String(v.compared).padStart(6)}: mean ${fmt(v.meanRelError * 100, 3)}%, p99 ${fmt(v.p99RelError * 100, 3)}%, max ${fmt(v.maxRelError * 100, 3)}%, mean signed ${fmt(v.meanSignedError, 1)} ranks`,
+      `    exact rank ${band.padEnd(16)} ${String(v.compared).padStart(6)}: mean ${fmt(v.meanRelError * 100, 3)}%, p99 ${fmt(v.p99RelError * 100, 3)}%, max ${fmt(v.maxRelError * 100, 3)}%, mean signed ${fmt(v.meanSignedError, 1)} ranks; bracketed p99 ${fmt(v.bracketed.p99RelError * 100, 3)}%, max ${fmt(v.bracketed.maxRelError * 100, 3)}% (exact ${v.bracketed.maxAt?.exact}, reported ${v.bracketed.maxAt?.reported})`,
     );
   log(
     `    uniform sample only (rank >= 1,000): ${a.uniformRankAtLeast1000.compared} compared, max ${fmt(a.uniformRankAtLeast1000.maxRelError * 100, 3)}%, p99 ${fmt(a.uniformRankAtLeast1000.p99RelError * 100, 3)}%; status mismatches ${a.statusMismatches}; mean signed error ${fmt(a.rankAtLeast1000.meanSignedError, 1)} ranks = ${a.impliedStalenessMs} ms of admissions`,
@@ -395,6 +387,11 @@ try {
       value: a.rankAtLeast1000.maxRelError,
       max: 0.01,
       met: a.rankAtLeast1000.maxRelError <= 0.01,
+    },
+    'crowd: reported rank within 1% of the ZRANKs read before and after the call (max, rank >= 1,000)': {
+      value: a.rankAtLeast1000.bracketed.maxRelError,
+      max: 0.01,
+      met: a.rankAtLeast1000.bracketed.maxRelError <= 0.01,
     },
     'crowd: reported rank within 1% of ZRANK (p99, rank >= 1,000)': {
       value: a.rankAtLeast1000.p99RelError,
@@ -446,7 +443,7 @@ try {
   await redis.stop();
 }
 
-result.machine.loadAverageAtEnd = os.loadavg().map((v) => Number(v.toFixed(2)));
+result.machine.loadAverageAtEnd = loadAverage();
 result.seconds = Math.round((performance.now() - started) / 1000);
 if (charts) result.charts = writeCharts(result);
 mkdirSync(dirname(out), { recursive: true });
@@ -471,12 +468,17 @@ function accuracy(rounds) {
         continue;
       }
       const abs = Math.abs(row.reported - row.exact);
+      // The rank at the moment of the answer lies between ZRANK before the call and after it:
+      // the distance to that interval is the answer's own error, without the reads' delay.
+      const before = row.before ?? row.exact;
+      const off = row.reported > before ? row.reported - before : row.reported < row.exact ? row.exact - row.reported : 0;
       all.push({
         t: r.t,
         head: row.head,
         exact: row.exact,
         reported: row.reported,
         rel: row.exact === 0 ? (abs === 0 ? 0 : 1) : abs / row.exact,
+        bracketRel: row.exact === 0 ? (off === 0 ? 0 : 1) : off / row.exact,
         signed: row.reported - row.exact,
       });
     }
@@ -492,11 +494,21 @@ function accuracy(rounds) {
       maxAt: worst ? { exact: worst.exact, reported: worst.reported } : null,
       within1Percent: round(rel.filter((v) => v <= 0.01).length / Math.max(1, rel.length), 5),
       meanSignedError: round(mean(rows.map((x) => x.signed)), 2),
+      bracketed: (() => {
+        const b = rows.map((x) => x.bracketRel).sort((p, q) => p - q);
+        const worstB = rows.reduce((w, x) => (w === null || x.bracketRel > w.bracketRel ? x : w), null);
+        return {
+          p99RelError: round(quantileSorted(b, 0.99), 6),
+          maxRelError: round(b[b.length - 1] ?? NaN, 6),
+          maxAt: worstB ? { exact: worstB.exact, reported: worstB.reported } : null,
+          within1Percent: round(b.filter((v) => v <= 0.01).length / Math.max(1, b.length), 5),
+        };
+      })(),
     };
   };
   const atLeast1000 = all.filter((x) => x.exact >= 1000);
   return {
-    note: 'each sampled member: queue.position() on its instance (the estimate, or an exact look-up below exactBelowRank), then ZRANK on another connection right after its answer; half the members uniform over the crowd, half among those last told a rank in [1,000, 50,000)',
+    note: 'each sampled member: ZRANK on another connection, queue.position() on its instance (the estimate, or an exact look-up below exactBelowRank), then ZRANK again right after its answer; the errors are against the ZRANK after, and (bracketed) against the interval between the two ZRANKs, where the rank was when the answer was made; half the members uniform over the crowd, half among those last told a rank in [1,000, 50,000)',
     statusMismatches,
     rankAtLeast1000: summarize(atLeast1000),
     uniformRankAtLeast1000: summarize(atLeast1000.filter((x) => !x.head)),

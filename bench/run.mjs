@@ -16,11 +16,11 @@
 //   the polling phase on instances that learned the members after the opening, or on those their enters filled)
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-server.mjs';
+import { startBenchRedisServer } from '../scripts/redis-server.mjs';
+import { loadAverage, machineInfo } from './lib/machine.mjs';
 import { checkTargets, printReport } from './lib/report.mjs';
 import { barChart } from './lib/svg-chart.mjs';
 import { runMemory } from './sections/memory.mjs';
@@ -40,15 +40,7 @@ const pkg = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8'));
 const result = {
   date: new Date().toISOString(),
   waitgate: pkg.version,
-  machine: {
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    loadAverageAtStart: os.loadavg().map((v) => Number(v.toFixed(2))),
-    node: process.version,
-    redis: redisServerVersion(),
-    platform: `${os.type()} ${os.release()}`,
-  },
+  machine: machineInfo(),
 };
 
 const log = (line) => console.log(line);
@@ -108,7 +100,7 @@ try {
 } finally {
   await redis.stop();
 }
-result.machine.loadAverageAtEnd = os.loadavg().map((v) => Number(v.toFixed(2)));
+result.machine.loadAverageAtEnd = loadAverage();
 result.seconds = Math.round((performance.now() - started) / 1000);
 result.targets = checkTargets(result);
 printReport(result, log);

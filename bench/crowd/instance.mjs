@@ -245,7 +245,7 @@ async function pollFor(seconds, admit) {
   };
 }
 
-/** Reported rank (queue.position) vs ZRANK read right after, for `uniform` random waiting members and `head` members last told a rank in [headFrom, headTo). */
+/** Reported rank (queue.position) vs ZRANK read right before and right after, for `uniform` random waiting members and `head` members last told a rank in [headFrom, headTo). */
 async function sample({ uniform, head, headFrom, headTo }) {
   const picked = new Map(); // member -> drawn near the head
   for (let tries = 0; picked.size < uniform && tries < uniform * 20; tries++) {
@@ -260,13 +260,15 @@ async function sample({ uniform, head, headFrom, headTo }) {
     near[at] = near[near.length - 1];
     near.pop();
   }
-  // Every position first (answered from the cache, or one exact look-up), each ZRANK right after its answer.
+  // Each member: ZRANK, then its position (answered from the cache, or one exact look-up),
+  // then ZRANK again right after the answer. The rank when it answered lies between the two.
   return Promise.all(
     [...picked].map(async ([j, nearHead]) => {
       const id = idOf(j);
+      const before = await control.zrank(waitingKey, id);
       const p = await queue.position(id);
       const exact = await control.zrank(waitingKey, id);
-      return { head: nearHead, status: p.status, reported: p.rank, exact };
+      return { head: nearHead, status: p.status, reported: p.rank, exact, before };
     }),
   );
 }
