@@ -291,6 +291,52 @@ async function measure(variant, concurrency, ms, expectedOps, control, scriptsOn
   return { ops: latencies.count, elapsedMs: elapsed, opsPerSec: latencies.count / (elapsed / 1000), latencies, errors, lastError, redis };
 }
 
+/** One cell per operation x concurrency x variant, each collecting its rounds. */
+function cellsOf(operations, concurrencies) {
+  const cells = [];
+  for (const [op, variants] of Object.entries(operations)) {
+    for (const concurrency of concurrencies) {
+      for (const [name, variant] of Object.entries(variants)) cells.push({ op, concurrency, name, variant, rounds: [], rate: 2000 });
+    }
+  }
+  return cells;
+}
+
+/** Operations a timed run of `ms` may need: the rate seen last time, +50%, +200. */
+const expectedOps = (cell, ms) => Math.ceil(((cell.rate * ms) / 1000) * 1.5) + 200;
+
+/**
+ * Warms every cell once, then runs `rounds` rounds; within a round the variants of one
+ * operation and concurrency run back to back, their order rotated from round to round,
+ * so that a ratio of two variants compares runs made moments apart. Each cell keeps its
+ * rounds' results (`cell.rounds`) and its last rate (to size the next run).
+ */
+async function measureRounds(cells, { warmMs, roundMs, rounds, log, run }) {
+  log(`  warming every path (${warmMs} ms each, ${cells.length} cells)...`);
+  for (const cell of cells) {
+    const r = await run(cell, warmMs);
+    cell.rate = Math.max(100, r.opsPerSec);
+    if (r.errors) throw new Error(`${cell.op}/${cell.name}/c${cell.concurrency} failed while warming: ${r.lastError?.message}`);
+  }
+  const groups = new Map();
+  for (const cell of cells) {
+    const key = `${cell.op}|${cell.concurrency}`;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(cell);
+  }
+  for (let round = 0; round < rounds; round++) {
+    log(`  round ${round + 1}/${rounds}`);
+    for (const group of groups.values()) {
+      const order = group.map((_, i) => group[(i + round) % group.length]);
+      for (const cell of order) {
+        const r = await run(cell, roundMs);
+        cell.rate = Math.max(100, r.opsPerSec);
+        cell.rounds.push(r);
+      }
+    }
+  }
+}
+
 /**
  * @returns {{ settings, results: { [op]: { [concurrency]: { variants, ratios } } } }}
  */
@@ -315,39 +361,14 @@ export async function runMicro({ url, rounds = 5, roundMs = 700, warmMs = 250, c
     }
     if (only) for (const op of Object.keys(operations)) if (!only.includes(op)) delete operations[op];
 
-    const cells = [];
-    for (const [op, variants] of Object.entries(operations)) {
-      for (const concurrency of concurrencies) {
-        for (const [name, variant] of Object.entries(variants)) cells.push({ op, concurrency, name, variant, rounds: [], rate: 2000 });
-      }
-    }
-    const expected = (cell, ms) => Math.ceil((cell.rate * ms) / 1000 * 1.5) + 200;
-
-    log(`  warming every path (${warmMs} ms each)...`);
-    for (const cell of cells) {
-      const r = await measure(cell.variant, cell.concurrency, warmMs, expected(cell, warmMs));
-      cell.rate = Math.max(100, r.opsPerSec);
-      if (r.errors) throw new Error(`${cell.op}/${cell.name}/c${cell.concurrency} failed while warming: ${r.lastError?.message}`);
-    }
-
-    for (let round = 0; round < rounds; round++) {
-      log(`  round ${round + 1}/${rounds}`);
-      const groups = new Map();
-      for (const cell of cells) {
-        const key = `${cell.op}|${cell.concurrency}`;
-        if (!groups.has(key)) groups.set(key, []);
-        groups.get(key).push(cell);
-      }
-      for (const group of groups.values()) {
-        // Rotate the order of the variants from round to round.
-        const order = group.map((_, i) => group[(i + round) % group.length]);
-        for (const cell of order) {
-          const r = await measure(cell.variant, cell.concurrency, roundMs, expected(cell, roundMs), cell.concurrency === 1 ? control : null, cell.name !== 'naive');
-          cell.rate = Math.max(100, r.opsPerSec);
-          cell.rounds.push(r);
-        }
-      }
-    }
+    const cells = cellsOf(operations, concurrencies);
+    await measureRounds(cells, {
+      warmMs,
+      roundMs,
+      rounds,
+      log,
+      run: (cell, ms) => measure(cell.variant, cell.concurrency, ms, expectedOps(cell, ms), cell.concurrency === 1 ? control : null, cell.name !== 'naive'),
+    });
 
     const results = {};
     for (const cell of cells) {
@@ -606,39 +627,18 @@ export async function runGroupCommit({ url, rounds = 5, roundMs = 700, warmMs = 
     await prepare();
     if (only) for (const op of Object.keys(operations)) if (!only.includes(op)) delete operations[op];
 
-    const cells = [];
-    for (const [op, variants] of Object.entries(operations)) {
-      for (const concurrency of concurrencies) {
-        for (const [name, variant] of Object.entries(variants)) cells.push({ op, concurrency, name, variant, rounds: [], rate: 2000 });
-      }
-    }
-    const expected = (cell, ms) => Math.ceil((cell.rate * ms) / 1000 * 1.5) + 200;
-    const run = (cell, ms) => measure(cell.variant, cell.concurrency, ms, expected(cell, ms), clients.control, cell.name !== 'naive', { redisCpu: true });
-
-    log(`  warming every path (${warmMs} ms each, ${cells.length} cells)...`);
-    for (const cell of cells) {
-      const r = await run(cell, warmMs);
-      cell.rate = Math.max(100, r.opsPerSec);
-      if (r.errors) throw new Error(`${cell.op}/${cell.name}/c${cell.concurrency} failed while warming: ${r.lastError?.message}`);
-    }
-    for (let round = 0; round < rounds; round++) {
-      log(`  round ${round + 1}/${rounds}`);
-      const groups = new Map();
-      for (const cell of cells) {
-        const key = `${cell.op}|${cell.concurrency}`;
-        if (!groups.has(key)) groups.set(key, []);
-        groups.get(key).push(cell);
-      }
-      for (const group of groups.values()) {
-        const order = group.map((_, i) => group[(i + round) % group.length]);
-        for (const cell of order) {
-          const r = await run(cell, roundMs);
-          cell.rate = Math.max(100, r.opsPerSec);
-          r.p50Ms = r.latencies.summary().p50;
-          cell.rounds.push(r);
-        }
-      }
-    }
+    const cells = cellsOf(operations, concurrencies);
+    await measureRounds(cells, {
+      warmMs,
+      roundMs,
+      rounds,
+      log,
+      run: async (cell, ms) => {
+        const r = await measure(cell.variant, cell.concurrency, ms, expectedOps(cell, ms), clients.control, cell.name !== 'naive', { redisCpu: true });
+        r.p50Ms = r.latencies.summary().p50;
+        return r;
+      },
+    });
 
     const results = {};
     for (const cell of cells) {
