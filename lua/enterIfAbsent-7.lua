@@ -44,8 +44,14 @@
 
   This is the hot path of a flash crowd's first second, so it reads each thing
   once: per call TIME, HMGET meta, and for the members who joined one HSET seq and one
-  HINCRBY (the entered total); per new member HGET tokens, ZADD NX (ZCARD once a call); at most once
-  a second a checkpoint (ZADD, HSET). The work is bounded by the batch (MAX_BATCH).
+  HINCRBY (the entered total); at most once a second a checkpoint (ZADD, HSET). A lone
+  enter: HGET tokens, ZADD NX, ZCARD. A batch (two or more members on time): one HMGET
+  tokens and one ZMSCORE waiting for all its members, then for the brand-new ones (no
+  token record, not waiting) one ZADD NX of all their places, one HSET seen of their
+  signs of life and ZCARD once, so such a member costs no call of its own. A member
+  already waiting costs a ZRANK; one with a token record, one let through in passthrough,
+  a drawn pre-queue place, or a member met a second time in the batch is entered as
+  alone (what a lone enter costs). The work is bounded by the batch (MAX_BATCH).
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -60,8 +66,9 @@
 
 local LATE, BAD_ARGUMENTS = -4, -5
 local MAX_BATCH, PER_MEMBER = 256, 5
-local expected = ARGV[1]
-local count = (#ARGV - 1) / PER_MEMBER
+local argv = ARGV
+local expected = argv[1]
+local count = (#argv - 1) / PER_MEMBER
 if not expected or count < 1 or count > MAX_BATCH or count ~= math.floor(count) then
   return redis.error_reply('ERR waitgate: bad enter arguments')
 end
@@ -73,8 +80,25 @@ local C = META_CONTROLS_AT
 local mode = meta[C] or 'open'
 local opensAt = tonumber(meta[C + 2])
 local beforeOpening = opensAt and now < opensAt
+local drawn = meta[C + 3] == '1'
+local sb = tonumber(meta[META_SB]) or 0
 local joined = 0 -- members who took a new place in the line
 local waitingCount -- ZCARD of waiting once read: only joins change it in this script
+
+-- The batch path defers its writes to waiting and seen: new places (score, member, ...)
+-- for one ZADD, signs of life (member, now, ...) for one HSET. flush() writes them before
+-- anything reads those keys again, so every read sees what members before it wrote.
+local joins, nJoins, seenArgs, nSeen = {}, 0, {}, 0
+local function flush()
+  if nJoins > 0 then
+    redis.call('ZADD', KEYS[1], 'NX', unpack(joins, 1, nJoins))
+    nJoins = 0
+  end
+  if nSeen > 0 then
+    redis.call('HSET', KEYS[6], unpack(seenArgs, 1, nSeen))
+    nSeen = 0
+  end
+end
 
 -- A waiting member near the head: its enter is a sign of life.
 local function present(reply, member, presenceHead)
@@ -82,12 +106,14 @@ local function present(reply, member, presenceHead)
   return reply
 end
 
--- One member's enter, as the single-member script did it.
-local function enterOne(member, notAfter, freshToken, ttl, presenceHead)
+-- One member's enter, as the single-member script did it: every read live, every write at
+-- once. raw: its tokens field if already read (false for none), else nil.
+local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw)
   if notAfter and now > notAfter then return { LATE } end
   if gen == '' then gen = newGeneration(KEYS[5]) end
 
-  local record = parseRecord(redis.call('HGET', KEYS[2], member))
+  if raw == nil then raw = redis.call('HGET', KEYS[2], member) end
+  local record = parseRecord(raw)
   if record and deadlineOf(record) <= now then
     -- The token expired unused: drop it here so the member can join at the back.
     redis.call('HDEL', KEYS[2], member)
@@ -122,7 +148,7 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead)
   end
   -- NX: a member already waiting keeps its first score (and the candidate is not used).
   local seq = (tonumber(meta[2]) or 0) + 1
-  local score = entryScore(now, seq, opensAt, meta[C + 3], tonumber(meta[C + 4]), tonumber(meta[META_SB]), meta[META_SEED], member)
+  local score = entryScore(now, seq, opensAt, meta[C + 3], tonumber(meta[C + 4]), sb, meta[META_SEED], member)
   if redis.call('ZADD', KEYS[1], 'NX', score, member) == 0 then
     return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected), member, presenceHead)
   end
@@ -135,25 +161,29 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead)
   -- A new entry scores above everyone (sb + seq, or pb + seq in a FIFO pre-queue), so it is
   -- last; only a drawn pre-queue place needs ZRANK.
   local rank = total - 1
-  if meta[C + 3] == '1' and score < (tonumber(meta[META_SB]) or 0) then rank = redis.call('ZRANK', KEYS[1], member) end
+  if drawn and score < sb then rank = redis.call('ZRANK', KEYS[1], member) end
   local reply = present(positionReply(1, rank, total, nil, now, meta, score, gen, expected), member, presenceHead)
   reply[#reply + 1] = 1
   return reply
 end
 
--- Each member's arguments, checked before any write.
-local calls, onTime, bad = {}, 0, 0
-for i = 0, count - 1 do
-  local at = 2 + i * PER_MEMBER
-  local member, notAfter, ttl, presenceHead = ARGV[at], ARGV[at + 1], ARGV[at + 3], ARGV[at + 4]
-  local limit, ttlMs, head = tonumber(notAfter), tonumber(ttl), tonumber(presenceHead)
-  local call = { member = member, limit = limit, token = ARGV[at + 2], ttl = ttlMs, head = head }
-  if member == '' or (notAfter ~= '' and not limit) or (ttl ~= '' and not ttlMs) or (presenceHead ~= '' and not head) then
-    call.bad, bad = true, bad + 1
-  elseif not (limit and now > limit) then
+-- Each member's arguments, checked before any write: kinds[i] is BAD_ARGUMENTS, LATE
+-- or false (to enter), heads[i] its presence head (false for none). Flat arrays, not a
+-- table per member: this runs for every member of every batch.
+local ids, kinds, heads, onTime, bad = {}, {}, {}, 0, 0
+for i = 1, count do
+  local at = i * PER_MEMBER - 3 -- ARGV[2] for the first member
+  local member, notAfter, ttl, presenceHead = argv[at], argv[at + 1], argv[at + 3], argv[at + 4]
+  local limit, head = tonumber(notAfter), tonumber(presenceHead)
+  local kind = false
+  if member == '' or (notAfter ~= '' and not limit) or (ttl ~= '' and not tonumber(ttl)) or (presenceHead ~= '' and not head) then
+    kind, bad = BAD_ARGUMENTS, bad + 1
+  elseif limit and now > limit then
+    kind = LATE
+  else
     onTime = onTime + 1
   end
-  calls[i + 1] = call
+  ids[i], kinds[i], heads[i] = member, kind, head or false
 end
 -- Every member late (a lone enter, or a whole batch held in a client's offline queue): an
 -- error reply, as a refusal Redis counts (errorstats), and nothing written.
@@ -161,12 +191,77 @@ if onTime == 0 and bad == 0 then return redis.error_reply('ERR waitgate: enter a
 
 compactReplies = true
 local replies = { false } -- [1]: the shared part, once every member is done
-for i, call in ipairs(calls) do
-  if call.bad then
-    replies[i + 1] = { BAD_ARGUMENTS }
-  else
-    replies[i + 1] = enterOne(call.member, call.limit, call.token, call.ttl, call.head)
+
+-- The member's enter the single-member way (enterOne), after the batch's deferred writes.
+local function enterAlone(i, raw)
+  flush()
+  local at = i * PER_MEMBER - 3
+  return enterOne(ids[i], tonumber(argv[at + 1]), argv[at + 2], tonumber(argv[at + 3]), heads[i] or nil, raw)
+end
+
+if onTime < 2 then
+  -- A lone enter: the reads of the batch path would only add calls.
+  for i = 1, count do replies[i + 1] = kinds[i] and { kinds[i] } or enterAlone(i) end
+else
+  -- The batch path: one HMGET tokens and one ZMSCORE waiting for every member, so a brand-new
+  -- member (no token record, not waiting) costs no call of its own; its place is written
+  -- with the others' in one ZADD. Anything else (a token record, a passthrough or drawn
+  -- place) goes through enterOne. A member seen earlier in this batch does too: what was
+  -- read for it up front may be stale by then.
+  local records = redis.call('HMGET', KEYS[2], unpack(ids))
+  local scores = redis.call('ZMSCORE', KEYS[1], unpack(ids))
+  local handled = {} -- members already entered by this call
+  local letThrough = mode == 'passthrough' and not beforeOpening
+  local pb = tonumber(meta[C + 4])
+  -- A pre-queue place waits from the opening; any other from its entry checkpoint. now is
+  -- the same for the whole call, so once one join has asked noteEntry, the rest need not.
+  local checkpointed = not (beforeOpening and meta[C + 4])
+  for i = 1, count do
+    local kind, member = kinds[i], ids[i]
+    if kind then
+      replies[i + 1] = { kind }
+    elseif handled[member] then
+      replies[i + 1] = enterAlone(i) -- read again: an earlier occurrence may have changed it
+    elseif records[i] then
+      handled[member] = true
+      replies[i + 1] = enterAlone(i, records[i])
+    else
+      handled[member] = true
+      if gen == '' then gen = newGeneration(KEYS[5]) end
+      local waitingScore = scores[i]
+      if waitingScore then
+        -- Waiting already (in any mode): the reply of readPosition, its ZSCORE read up front.
+        flush() -- its rank counts the places written before it
+        waitingCount = waitingCount or redis.call('ZCARD', KEYS[1])
+        replies[i + 1] = present(positionReply(1, redis.call('ZRANK', KEYS[1], member), waitingCount, nil, now, meta, waitingScore, gen, expected), member, heads[i])
+      elseif mode == 'closed' then
+        replies[i + 1] = { QUEUE_CLOSED, meta[C + 1] or false }
+      elseif letThrough then
+        replies[i + 1] = enterAlone(i, false)
+      else
+        local seq = (tonumber(meta[2]) or 0) + 1
+        local score = beforeOpening and pb and entryScore(now, seq, opensAt, meta[C + 3], pb, sb, meta[META_SEED], member) or sb + seq
+        if drawn and score < sb then
+          replies[i + 1] = enterAlone(i, false) -- a drawn pre-queue place: its rank needs ZRANK
+        else
+          joins[nJoins + 1], joins[nJoins + 2], nJoins = score, member, nJoins + 2
+          meta[2] = seq
+          joined = joined + 1
+          if checkpointed then
+            if noteEntry(KEYS[7], KEYS[5], now, score, tonumber(meta[META_KT])) then meta[META_KT] = now end
+            checkpointed = false
+          end
+          -- Last in line (see enterOne): rank total - 1, with the places not yet written counted.
+          waitingCount = (waitingCount or redis.call('ZCARD', KEYS[1])) + 1
+          local head = heads[i]
+          if head and waitingCount - 1 < head then seenArgs[nSeen + 1], seenArgs[nSeen + 2], nSeen = member, now, nSeen + 2 end
+          -- positionReply's compact layout (lua/includes/readPosition.lua), then 1: joined.
+          replies[i + 1] = { 1, waitingCount - 1, waitingCount, false, false, score, 1 }
+        end
+      end
+    end
   end
+  flush()
 end
 if joined > 0 then
   redis.call('HSET', KEYS[5], 'seq', meta[2])

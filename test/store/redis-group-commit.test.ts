@@ -4,7 +4,7 @@
 
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EntryTokenError, QueueStateLostError, RedisStore, WaitgateConfigError, WaitingQueue } from '../../src/index.js';
+import { EntryTokenError, QueueStateLostError, RedisStore, WaitgateConfigError, WaitingQueue, type MemberSnapshot } from '../../src/index.js';
 import { queueKeys } from '../../src/store/keys.js';
 import { CLIENT_KINDS, connectClient, scriptStats, type TestClient } from '../support/redis-clients.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -105,6 +105,54 @@ describe.each(CLIENT_KINDS)('group commit on %s', (kind) => {
     expect(await admin.zrange(keys.waiting, 0, -1)).toEqual(['warm', 'a', 'b']);
     expect(await admin.hget(keys.meta, 'seq')).toBe('3');
     expect(await admin.hget(keys.meta, 'te')).toBe('3');
+  });
+
+  it('a batch mixing new members (one of them twice), a live token and waiting members answers as the enters one by one', async () => {
+    // The batch path of lua/enterIfAbsent-7.lua reads every member up front and writes the new
+    // places together; a member met twice, a token holder and a waiting member must still see
+    // exactly what the same enters sent one by one see.
+    const setUp = async (groupCommit: boolean) => {
+      const store = new RedisStore({ client: client.client, groupCommit });
+      const name = uniqueName('mix');
+      const queue = new WaitingQueue({ store, name, admitRatePerSecond: 1000, admitBurst: 1, abandonAfterSeconds: null }); // no signs of life but the batch's
+      await queue.enter('held');
+      expect((await queue.admit()).map((a) => a.memberId)).toEqual(['held']);
+      for (const m of ['w0', 'w1', 'w2']) await queue.enter(m);
+      return { store, name };
+    };
+    const order = ['w0', 'n0', 'held', 'n1', 'n0', 'w2', 'n2', 'n1', 'w1', 'n3', 'n3'];
+    const enterAll = (store: RedisStore, name: string) => order.map((m) => settle(store.enter(name, m, { presenceHead: 4 })));
+
+    const batched = await setUp(true);
+    const before = await scriptCalls();
+    const together = await Promise.all([settle(batched.store.enter(batched.name, 'w0', {})), ...enterAll(batched.store, batched.name)]); // the first in flight: the rest gather
+    expect((await scriptCalls()) - before).toBe(2);
+    const alone = await setUp(false);
+    await alone.store.enter(alone.name, 'w0', {});
+    const oneByOne = [];
+    for (const m of order) oneByOne.push(await settle(alone.store.enter(alone.name, m, { presenceHead: 4 })));
+
+    const view = (o: { ok: true; value: MemberSnapshot } | { ok: false; error: unknown }) =>
+      o.ok
+        ? [o.value.status, o.value.rank, o.value.totalWaiting, o.value.entryToken !== null, o.value.seq ?? null, o.value.joined ?? false]
+        : ['error', String(o.error)];
+    expect(together.slice(1).map(view)).toEqual(oneByOne.map(view));
+    expect(together.slice(1).map((o) => (o.ok ? o.value.rank : 'error'))).toEqual([0, 3, null, 4, 3, 2, 5, 4, 1, 6, 6]);
+
+    // The same writes: the line, the totals, and the signs of life of those ranked below the head.
+    const state = async (name: string) => {
+      const keys = queueKeys('waitgate', name);
+      const [line, seq, entered, seen] = await Promise.all([
+        admin.zrange(keys.waiting, 0, -1, 'WITHSCORES'),
+        admin.hget(keys.meta, 'seq'),
+        admin.hget(keys.meta, 'te'),
+        admin.hkeys(keys.seen),
+      ]);
+      return { line, seq, entered, seen: seen.sort() };
+    };
+    const batchedState = await state(batched.name);
+    expect(batchedState).toEqual(await state(alone.name));
+    expect(batchedState.seen).toEqual(['n0', 'w0', 'w1', 'w2']); // ranks 0-3
   });
 
   it('claims in one call keep their own outcomes: claimed, a wrong token, in use, and a bad lease', async () => {
