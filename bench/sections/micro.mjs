@@ -17,6 +17,16 @@ const POSITION_LINE = 10_000; // members waiting while `position` is measured
 const ADMIT_BATCH = 50; // members per admit() call
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Admits until `n` members besides 'c-seed' hold a token (the queue's bucket: 10,000 per 10 ms); their admissions. */
+async function admitMembers(queue, n) {
+  const admitted = [];
+  while (admitted.length < n) {
+    for (const a of await queue.admit()) if (a.memberId !== 'c-seed') admitted.push(a);
+    await sleep(11);
+  }
+  return admitted;
+}
 const newToken = () => randomBytes(32).toString('base64url');
 
 /**
@@ -186,12 +196,7 @@ function defineOperations({ wg, naive, floor, control, floorSha, pkg = waitgate,
         claimQueue = queueOf(claimName, { admitRatePerSecond: 1_000_000, admitBurst: 10_000 });
         await claimQueue.enter('c-seed');
         await bulkEnter(control, claimName, ids('c-', 0, n), { batch: 2000 });
-        claimable = [];
-        while (claimable.length < n) {
-          const admitted = await claimQueue.admit();
-          for (const a of admitted) if (a.memberId !== 'c-seed') claimable.push(a);
-          await sleep(11); // the bucket refills 10,000 per 10 ms
-        }
+        claimable = await admitMembers(claimQueue, n);
         return claimable.length;
       },
       async run(i) {
@@ -555,12 +560,7 @@ function defineGroupCommitOperations({ wgOn, wgOff, naive, floor, control, floor
         queue = queueOf(stores[label], name, { admitRatePerSecond: 1_000_000, admitBurst: 10_000 });
         await queue.enter('c-seed');
         await bulkEnter(control, name, ids('c-', 0, n), { batch: 2000 });
-        claimable = [];
-        while (claimable.length < n) {
-          const admitted = await queue.admit();
-          for (const a of admitted) if (a.memberId !== 'c-seed') claimable.push(a);
-          await sleep(11); // the bucket refills 10,000 per 10 ms
-        }
+        claimable = await admitMembers(queue, n);
         return claimable.length;
       },
       async run(i) {
