@@ -26,6 +26,7 @@
 //   --refresh-ms= (positionCache.refreshMs, CROWD_REFRESH_MS, the library default),
 //   --exact-below-rank= (positionCache.exactBelowRank, CROWD_EXACT_BELOW_RANK, the library default),
 //   --abandon-after= (abandonAfterSeconds: a number, 'default' (300) or 'off'; CROWD_ABANDON_AFTER, default),
+//   --subscriber=off (no RedisStore subscriber: estimates from the pace of the head; CROWD_SUBSCRIBER, on),
 //   --out=path, --charts (write the charts whatever the size), --no-charts, --replot (the charts again from --out)
 
 import { fork } from 'node:child_process';
@@ -59,12 +60,16 @@ const exactBelowRank = arg('exact-below-rank', 'CROWD_EXACT_BELOW_RANK', undefin
 // The library's default (abandonAfterSeconds 300: signs of life near the head) unless told
 // otherwise; --abandon-after=off measures the polls alone.
 const abandonAfter = arg('abandon-after', 'CROWD_ABANDON_AFTER', 'default');
+// Each instance gives its RedisStore a subscriber (the pushes of admission steps), as the
+// README recommends with positionCache, unless told otherwise.
+const subscribe = arg('subscriber', 'CROWD_SUBSCRIBER', 'on') !== 'off';
 const million = N === 1_000_000;
 // A run with other options than the defaults gets its own files: -abandon-300, -refresh-50, ...
 const variant = [
   abandonAfter === 'default' ? '' : `-abandon-${abandonAfter}`,
   refreshMs === undefined ? '' : `-refresh-${refreshMs}`,
   exactBelowRank === undefined ? '' : `-exact-${exactBelowRank}`,
+  subscribe ? '' : '-no-subscriber',
   process.argv.some((a) => a.startsWith('--admit-interval-ms=')) || process.env.CROWD_ADMIT_INTERVAL_MS ? `-admit-every-${admitIntervalMs}ms` : '',
 ].join('');
 const out = arg('out', 'CROWD_OUT', join(here, 'results', `crowd-${million ? 'million' : N}${variant}-latest.json`));
@@ -100,6 +105,7 @@ const result = {
     pollSeconds,
     admitRatePerSecond: admitRate,
     admitIntervalMs,
+    subscriber: subscribe,
     samplePerRound: sampleSize,
     sampleEveryMs: SAMPLE_EVERY_MS,
     jitter: 0.2,
@@ -204,7 +210,7 @@ try {
     const child = fork(join(here, 'crowd', 'instance.mjs'), [], {
       env: {
         ...process.env,
-        CROWD_INSTANCE: JSON.stringify({ index, processes: P, members: N, url: redis.url, name: NAME, queueOptions, admitIntervalMs, jitter: 0.2 }),
+        CROWD_INSTANCE: JSON.stringify({ index, processes: P, members: N, url: redis.url, name: NAME, queueOptions, admitIntervalMs, jitter: 0.2, subscribe }),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       execArgv: ['--expose-gc'], // memory figures after a full GC

@@ -10,7 +10,7 @@
   KEYS[4] leases   zset member -> claim lease expiry (ms)
   KEYS[5] meta     hash: gen, bt/bts (bucket tokens, refill time), the admission
                    window (lua/includes/admissionWindow.lua), the controls
-                   (lua/includes/controls.lua)
+                   (lua/includes/controls.lua), hm (members taken off the line)
   KEYS[6] admits   zset admit id -> forget-after (ms): recent admit calls
   KEYS[7] seen     hash member -> last sign of life (ms), near the head only
   KEYS[8] entries  zset entry score -> time (ms): entry checkpoints, for the wait of
@@ -274,6 +274,16 @@ if n > 0 then
   recordWaits(KEYS[5], now, known)
 end
 if #dropped > 0 then redis.call('HINCRBY', KEYS[5], 'ab', #dropped) end
+-- Members taken off the line, admitted or dropped, counted in meta hm since the
+-- generation began and pushed as "<generation> <hm>" on the channel "<meta key>:moves":
+-- every waiting rank just fell by that many, and a position cache that listens
+-- (RedisStore subscriber, src/position-cache.ts) knows it at once instead of at its
+-- next snapshot. pcall: with an ACL that grants no channel the admission still
+-- happens; listeners then hear nothing and estimate from the pace of the head.
+if n + #dropped > 0 then
+  local moves = redis.call('HINCRBY', KEYS[5], 'hm', n + #dropped)
+  redis.pcall('PUBLISH', KEYS[5] .. ':moves', gen .. ' ' .. moves)
+end
 if n > 0 or #dropped > 0 then trimEntries(KEYS[8], KEYS[1]) end
 
 -- %.17g keeps the bucket's exact double, as MemoryStore does: both stores admit alike

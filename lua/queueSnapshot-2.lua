@@ -4,14 +4,16 @@
   polls without a Redis call per poll (see src/position-cache.ts).
 
   KEYS[1] waiting  zset member -> entry score
-  KEYS[2] meta     hash: gen, admission window, controls
+  KEYS[2] meta     hash: gen, admission window, controls, hm
 
   ARGV[1] generation the caller knows ('' if none)
 
   Returns { totalWaiting, headScore|false, lastScore|false, nowMs, generation, the
             six window values (lua/includes/admissionWindow.lua), the six controls a
-            position shows (lua/includes/controls.lua), rank, score, rank, score, ... },
-            or { STATE_LOST }.
+            position shows (lua/includes/controls.lua), moves, rank, score, rank,
+            score, ... }, or { STATE_LOST }. moves: meta hm, the members admission
+            steps took off the line in this generation (lua/popAndIssue-8.lua pushes
+            it after each step).
 
   After the controls come rank probes, as (rank, score) pairs by increasing rank:
   score is the entry score of the member at that 0-based rank. Ranks 0, then 64,
@@ -50,10 +52,11 @@ local fields = {}
 for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
 for _, f in ipairs(POSITION_CONTROL_FIELDS) do fields[#fields + 1] = f end
 local shown = #fields
-for _, f in ipairs({ 'pb', 'sb', 'cs', 'cd' }) do fields[#fields + 1] = f end
+for _, f in ipairs({ 'pb', 'sb', 'cs', 'cd', 'hm' }) do fields[#fields + 1] = f end
 local meta = redis.call('HMGET', KEYS[2], unpack(fields))
 local reply = { total, head[2] or false, last[2] or false, nowMs(), gen }
 for i = 1, shown do reply[#reply + 1] = meta[i] or false end
+reply[#reply + 1] = tonumber(meta[shown + 5]) or 0
 local pb, sb = tonumber(meta[shown + 1]), tonumber(meta[shown + 2])
 local drawn = meta[shown + 3] == '1' or (meta[shown + 4] or '') ~= ''
 

@@ -2,7 +2,10 @@
 // the line, so a poll costs Redis nothing unless the member is near the head.
 
 import { isDrawnBeforeOpening } from './position.js';
-import type { MemberSnapshot, QueueSnapshot } from './store/store.js';
+import type { HeadMovesWatch, MemberSnapshot, QueueSnapshot } from './store/store.js';
+
+/** Starts listening to the queue's admission steps (Store.watchHeadMoves, bound to the queue). */
+export type WatchHeadMoves = (listener: (headMoves: number) => void) => HeadMovesWatch;
 
 /** Options of the `positionCache` option of WaitingQueue. */
 export interface PositionCacheOptions {
@@ -99,9 +102,18 @@ export class PositionCache {
   /** Earlier snapshots, oldest first, back to about PACE_WINDOW_MS before the latest. */
   readonly #past: Past[] = [];
   #refreshing: Promise<Line> | null = null;
+  readonly #watchHeadMoves: WatchHeadMoves | null;
+  #headMovesWatch: HeadMovesWatch | null = null;
+  /** The largest count of members taken off the line that a push told (-1: none yet). */
+  #heardHeadMoves = -1;
 
-  constructor(load: () => Promise<QueueSnapshot>, options: Required<PositionCacheOptions>) {
+  /**
+   * `watchHeadMoves`: where the store pushes admission steps, the cache listens (from
+   * its first snapshot) and counts every step since its snapshot exactly.
+   */
+  constructor(load: () => Promise<QueueSnapshot>, options: Required<PositionCacheOptions>, watchHeadMoves: WatchHeadMoves | null = null) {
     this.#load = load;
+    this.#watchHeadMoves = watchHeadMoves;
     this.#refreshMs = options.refreshMs;
     this.#maxMembers = options.maxMembers;
     this.#exactBelowRank = options.exactBelowRank;
@@ -133,6 +145,7 @@ export class PositionCache {
   invalidate(): void {
     this.#snapshot = null;
     this.#past.length = 0; // a new generation: the old line says nothing of the new one's pace
+    this.#heardHeadMoves = -1; // nor do its counts
   }
 
   /** An estimated WAITING snapshot, or null when the caller must look the member up exactly. */
@@ -147,9 +160,9 @@ export class PositionCache {
     const interpolated = interpolate(points, known.seq);
     if (interpolated === null) return null; // not between the head and the last member: admitted, gone, or new to the snapshot
     const growing = isDrawnBeforeOpening(known.seq, line.controls, line.now);
-    // The snapshot is up to refreshMs old, and the head has moved on since at about the
-    // pace it moved before it: without this, every estimate is behind by the members
-    // admitted (or dropped) since the snapshot, the same number at any depth.
+    // The snapshot is up to refreshMs old, and the head has moved on since: without this,
+    // every estimate is behind by the members admitted (or dropped) since the snapshot,
+    // the same number at any depth.
     const estimate = growing ? interpolated : Math.max(0, interpolated - Math.round(this.#sinceSnapshot()));
     const rank = growing ? estimate : Math.min(estimate, known.lastRank);
     // Near the head: possibly admitted since the snapshot, and least accurate. Ask exactly
@@ -172,10 +185,20 @@ export class PositionCache {
     };
   }
 
-  /** The members the head has likely passed since the snapshot was read: its pace times the snapshot's age. */
+  /**
+   * The members taken off the line since the snapshot was read: counted from the
+   * store's pushes while they are heard, and otherwise the head's pace times the
+   * snapshot's age. Admission moves the line in steps (at 500/s every 100 ms, 50 at
+   * once): a pace spreads each step over the time between steps, so a member just
+   * behind the steps is told a rank up to a step away from its own; a count is
+   * exact for every step whose push has arrived.
+   */
   #sinceSnapshot(): number {
     const snapshot = this.#snapshot;
-    if (!snapshot || snapshot.pace <= 0) return 0;
+    if (!snapshot) return 0;
+    const counted = snapshot.line.value.headMoves;
+    if (counted !== undefined && this.#headMovesWatch?.live()) return Math.max(0, this.#heardHeadMoves - counted);
+    if (snapshot.pace <= 0) return 0;
     return snapshot.pace * Math.min(performance.now() - snapshot.receivedAt, this.#refreshMs);
   }
 
@@ -202,6 +225,11 @@ export class PositionCache {
   async #fresh(): Promise<Line> {
     const now = performance.now();
     if (this.#snapshot && now - this.#snapshot.takenAt < this.#refreshMs) return this.#snapshot.line;
+    if (this.#watchHeadMoves && !this.#headMovesWatch) {
+      this.#headMovesWatch = this.#watchHeadMoves((headMoves) => {
+        if (headMoves > this.#heardHeadMoves) this.#heardHeadMoves = headMoves;
+      });
+    }
     this.#refreshing ??= this.#load()
       .then((value) => {
         const line = { value, points: pointsOf(value) };

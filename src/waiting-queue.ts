@@ -135,7 +135,11 @@ export class WaitingQueue {
     this.#store = this.#config.store;
     this.name = this.#config.name;
     const cacheOptions = this.#config.positionCache;
-    this.#cache = cacheOptions && new PositionCache(() => this.#call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions);
+    const store = this.#store;
+    const watchHeadMoves = store.watchHeadMoves
+      ? (listener: (headMoves: number) => void) => store.watchHeadMoves!(this.name, listener, (error) => this[REPORT_ERROR](error))
+      : null;
+    this.#cache = cacheOptions && new PositionCache(() => this.#call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions, watchHeadMoves);
     const { abandonAfterMs, holdSilentAfterMs, pickupTimeoutMs } = this.#config;
     const tracksPresence = abandonAfterMs !== null || pickupTimeoutMs !== null;
     // A sign of life is sent again after a quarter of abandonAfterSeconds, not on every

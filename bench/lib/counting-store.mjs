@@ -1,7 +1,23 @@
 // A Store that forwards every call to a real one and counts the calls by method:
 // tells exactly which store calls (one Redis script each) the polls caused.
 
-const METHODS = ['enter', 'position', 'admit', 'claim', 'consume', 'release', 'leave', 'stats', 'queueSnapshot', 'acceptCurrentState', 'warnings', 'setControls', 'controls', 'touch'];
+const METHODS = [
+  'enter',
+  'position',
+  'admit',
+  'claim',
+  'consume',
+  'release',
+  'leave',
+  'stats',
+  'queueSnapshot',
+  'acceptCurrentState',
+  'warnings',
+  'setControls',
+  'controls',
+  'touch',
+  'watchHeadMoves',
+];
 
 export function countingStore(store) {
   const counts = Object.fromEntries(METHODS.map((m) => [m, 0]));

@@ -19,6 +19,7 @@ import type {
   ControlsRequest,
   ControlsView,
   EnterOptions,
+  HeadMovesWatch,
   MemberSnapshot,
   QueueSnapshot,
   SettleRequest,
@@ -71,6 +72,10 @@ interface QueueState {
   adaptive: { rate: number; evaluatedAt: number } | null;
   /** The drop bucket (mirrors meta dt/dts), null before the first drop check. */
   dropBucket: { tokens: number; refilledAt: number } | null;
+  /** Members admission steps took off the line (mirrors meta hm). */
+  headMoves: number;
+  /** Listeners of watchHeadMoves (the channel "<meta key>:moves" of RedisStore). */
+  headMoveListeners: Set<(headMoves: number) => void>;
 }
 
 /** The controls as kept (mirrors lua/includes/controls.lua); undefined: never set. */
@@ -333,6 +338,11 @@ export class MemoryStore implements Store {
     q.totals.abandoned += abandoned.length;
     q.window = recordAdmissionStep(q.window, admitted.length, waitingBefore, now, request.windowMs, abandoned.length);
     q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
+    if (admitted.length + abandoned.length > 0) {
+      const headMoves = (q.headMoves += admitted.length + abandoned.length);
+      // After this call returns, as a push from Redis arrives after the step.
+      for (const listener of q.headMoveListeners) queueMicrotask(() => listener(headMoves));
+    }
     return { expiresAt, active: active + admitted.length, admitted, admittable, abandoned, held: held.size };
   }
 
@@ -488,7 +498,14 @@ export class MemoryStore implements Store {
       now: this.#now(),
       probes: rankProbes(q.waiting, band),
       controls: controlsView(q.controls),
+      headMoves: q.headMoves,
     };
+  }
+
+  /** Admission steps of `queue` in this process, pushed to `listener` (always live: nothing is between them). */
+  watchHeadMoves(queue: string, listener: (headMoves: number) => void): HeadMovesWatch {
+    this.#queue(queue).headMoveListeners.add(listener);
+    return { live: () => true };
   }
 
   async setControls(queue: string, request: ControlsRequest): Promise<{ version: number }> {
@@ -573,6 +590,8 @@ export class MemoryStore implements Store {
         orders: new OrderWindow(),
         adaptive: null,
         dropBucket: null,
+        headMoves: 0,
+        headMoveListeners: new Set(),
       };
       this.#queues.set(name, q);
     }

@@ -217,7 +217,8 @@ const SNAPSHOT = {
   generation: 4,
   window: 5,
   controls: 5 + WINDOW_LENGTH,
-  probes: 5 + WINDOW_LENGTH + CONTROLS_LENGTH,
+  headMoves: 5 + WINDOW_LENGTH + CONTROLS_LENGTH,
+  probes: 6 + WINDOW_LENGTH + CONTROLS_LENGTH,
 } as const;
 
 export function decodeQueueSnapshot(r: Reply): { snapshot: QueueSnapshot; generation: Value } {
@@ -232,6 +233,7 @@ export function decodeQueueSnapshot(r: Reply): { snapshot: QueueSnapshot; genera
       now: Number(r[SNAPSHOT.now]),
       window: decodeWindow(r, SNAPSHOT.window),
       controls: decodeControlsView(r, SNAPSHOT.controls),
+      headMoves: Number(r[SNAPSHOT.headMoves]),
       probes,
     },
   };

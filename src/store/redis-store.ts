@@ -9,6 +9,7 @@ import { parseStrict } from '../options.js';
 import { checkEvictionPolicy } from './eviction-policy.js';
 import { Generations } from './generations.js';
 import { GroupCommit, type BatchReply } from './group-commit.js';
+import { HeadMovesChannels, isSubscriber, movesChannel, type SubscriberLike } from './head-moves.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import type { ScriptName } from './lua.generated.js';
 import { RedisClock } from './redis-clock.js';
@@ -37,6 +38,7 @@ import type {
   ConsumeRequest,
   ControlsRequest,
   EnterOptions,
+  HeadMovesWatch,
   MemberSnapshot,
   QueueSnapshot,
   SettleRequest,
@@ -92,6 +94,15 @@ export interface RedisStoreOptions {
    * `{ maxBatchSize }` (1–256, default 64) bounds the members per script call.
    */
   groupCommit?: boolean | { maxBatchSize?: number };
+  /**
+   * A second connection, used only to subscribe: `client.duplicate()` (ioredis), or a
+   * connected `client.duplicate()` (node-redis). With it, after every admission step
+   * (of any instance) the position cache (`positionCache`) hears at once how many
+   * members left the head, so estimated ranks fall with each step instead of with
+   * the pace of the head since its last snapshot. You close it with the client.
+   * Needs the channels `{<prefix>:*` in an ACL (see the README). Default: none.
+   */
+  subscriber?: SubscriberLike;
 }
 
 /** Members per script call with group commit on, unless `groupCommit.maxBatchSize` says otherwise. */
@@ -99,19 +110,27 @@ export const DEFAULT_MAX_BATCH_SIZE = 64;
 /** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-7.lua, position-3.lua, claimToken-4.lua). */
 const MAX_BATCH_SIZE = 256;
 
-const optionsSchema = z.strictObject({
-  client: z.custom<RedisClientLike>(
-    (c) => typeof c === 'object' && c !== null && (isIoredis(c) || isNodeRedis(c)),
-    'must be an ioredis Redis or Cluster, or a node-redis client (createClient) or cluster (createCluster)',
-  ),
-  prefix: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -')
-    .default('waitgate'),
-  groupCommit: z
-    .union([z.boolean(), z.strictObject({ maxBatchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).default(DEFAULT_MAX_BATCH_SIZE) })])
-    .default(true),
-});
+const optionsSchema = z
+  .strictObject({
+    client: z.custom<RedisClientLike>(
+      (c) => typeof c === 'object' && c !== null && (isIoredis(c) || isNodeRedis(c)),
+      'must be an ioredis Redis or Cluster, or a node-redis client (createClient) or cluster (createCluster)',
+    ),
+    prefix: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -')
+      .default('waitgate'),
+    groupCommit: z
+      .union([z.boolean(), z.strictObject({ maxBatchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).default(DEFAULT_MAX_BATCH_SIZE) })])
+      .default(true),
+    subscriber: z
+      .custom<SubscriberLike>(isSubscriber, 'must be an ioredis Redis or Cluster, or a node-redis client or cluster, of its own (client.duplicate())')
+      .optional(),
+  })
+  .refine((o) => o.subscriber === undefined || (o.subscriber as object) !== o.client, {
+    path: ['subscriber'],
+    message: 'must be a connection of its own, not the client (a subscribed connection runs no script): client.duplicate()',
+  });
 
 /** An enter as its script takes it: member id, not after, fresh token, token TTL, presence head. */
 type EnterArgs = [string, number | '', string, number | '', number | ''];
@@ -139,6 +158,7 @@ export class RedisStore implements Store {
   readonly #enters: GroupCommit<EnterArgs, MemberSnapshot>;
   readonly #positions: GroupCommit<string, MemberSnapshot>;
   readonly #claims: GroupCommit<ClaimRequest, ClaimResult>;
+  readonly #moves: HeadMovesChannels | null;
   #warnings: Promise<StoreWarning[]> | undefined;
 
   constructor(options: RedisStoreOptions) {
@@ -154,6 +174,7 @@ export class RedisStore implements Store {
     this.#enters = new GroupCommit((queue, batch) => this.#sendEnters(queue, batch), maxBatchSize);
     this.#positions = new GroupCommit((queue, batch) => this.#sendPositions(queue, batch), maxBatchSize);
     this.#claims = new GroupCommit((queue, batch) => this.#sendClaims(queue, batch), maxBatchSize);
+    this.#moves = parsed.subscriber ? new HeadMovesChannels(parsed.subscriber) : null;
   }
 
   async enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
@@ -161,7 +182,13 @@ export class RedisStore implements Store {
     // '' until a reply has told us this queue's node's time.
     const notAfter = options.notAfter === undefined ? undefined : this.#clock.toRedisTime(queue, options.notAfter);
     const passthrough = options.token !== undefined && options.tokenTtlMs !== undefined;
-    return this.#enters.run(queue, [memberId, notAfter ?? '', passthrough ? options.token! : '', passthrough ? options.tokenTtlMs! : '', options.presenceHead ?? '']);
+    return this.#enters.run(queue, [
+      memberId,
+      notAfter ?? '',
+      passthrough ? options.token! : '',
+      passthrough ? options.tokenTtlMs! : '',
+      options.presenceHead ?? '',
+    ]);
   }
 
   async position(queue: string, memberId: string): Promise<MemberSnapshot> {
@@ -170,16 +197,23 @@ export class RedisStore implements Store {
 
   async #sendEnters(queue: string, batch: readonly EnterArgs[]): Promise<BatchReply<MemberSnapshot>> {
     const k = this.#keysOf(queue);
-    const [shared, ...replies] = await this.#call<Reply[]>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries], batch.flat());
-    return replies.map((compact) => expandPosition(compact, shared!)).map((reply) =>
-      settle(() => {
-        const { snapshot, generation } = decodeEnter(reply);
-        if (snapshot.needsToken) return snapshot;
-        this.#generations.learn(queue, generation);
-        this.#clock.observe(queue, snapshot.now, performance.now());
-        return snapshot;
-      }),
+    const [shared, ...replies] = await this.#call<Reply[]>(
+      queue,
+      'enterIfAbsent',
+      [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries],
+      batch.flat(),
     );
+    return replies
+      .map((compact) => expandPosition(compact, shared!))
+      .map((reply) =>
+        settle(() => {
+          const { snapshot, generation } = decodeEnter(reply);
+          if (snapshot.needsToken) return snapshot;
+          this.#generations.learn(queue, generation);
+          this.#clock.observe(queue, snapshot.now, performance.now());
+          return snapshot;
+        }),
+      );
   }
 
   async #sendPositions(queue: string, memberIds: readonly string[]): Promise<BatchReply<MemberSnapshot>> {
@@ -241,7 +275,9 @@ export class RedisStore implements Store {
 
   async release(queue: string, request: SettleRequest): Promise<boolean> {
     const k = this.#keysOf(queue);
-    return (await this.#call<number>(queue, 'release', [k.tokens, k.active, k.leases, k.meta], [request.memberId, request.claimId, request.leaseMs ?? ''])) === 1;
+    return (
+      (await this.#call<number>(queue, 'release', [k.tokens, k.active, k.leases, k.meta], [request.memberId, request.claimId, request.leaseMs ?? ''])) === 1
+    );
   }
 
   async leave(queue: string, memberId: string): Promise<boolean> {
@@ -281,6 +317,22 @@ export class RedisStore implements Store {
     return snapshot;
   }
 
+  /**
+   * With a `subscriber`: the pushes of `queue`'s admission steps, of the state
+   * (generation) this instance knows; without one, never live (nothing is heard).
+   */
+  watchHeadMoves(queue: string, listener: (headMoves: number) => void, onError: (error: Error) => void): HeadMovesWatch {
+    if (!this.#moves) return { live: () => false };
+    const channel = movesChannel(this.#keysOf(queue).meta);
+    return this.#moves.watch(
+      channel,
+      (generation, headMoves) => {
+        if (generation === this.#generations.expected(queue)) listener(headMoves);
+      },
+      onError,
+    );
+  }
+
   async setControls(queue: string, request: ControlsRequest): Promise<{ version: number }> {
     const k = this.#keysOf(queue);
     const p = request.patch;
@@ -312,10 +364,13 @@ export class RedisStore implements Store {
    */
   warnings(): Promise<StoreWarning[]> {
     // A failed check (Redis unreachable) is not remembered: the next queue call checks again.
-    this.#warnings ??= this.#scripts.masters().then(checkEvictionPolicy).catch((error: unknown) => {
-      this.#warnings = undefined;
-      throw error;
-    });
+    this.#warnings ??= this.#scripts
+      .masters()
+      .then(checkEvictionPolicy)
+      .catch((error: unknown) => {
+        this.#warnings = undefined;
+        throw error;
+      });
     return this.#warnings;
   }
 

@@ -122,6 +122,22 @@ export interface QueueSnapshot {
   probes?: ReadonlyArray<{ rank: number; seq: number }>;
   /** The controls in force when the snapshot was taken. Optional for custom stores. */
   controls?: ControlsView;
+  /**
+   * Optional: the members admission steps took off the line (admitted or dropped as
+   * abandoned) since the queue's state began, read in the same atomic step. With
+   * {@link Store.watchHeadMoves} it tells a position cache by how much every rank
+   * has fallen since this snapshot.
+   */
+  headMoves?: number;
+}
+
+/** A running {@link Store.watchHeadMoves}. */
+export interface HeadMovesWatch {
+  /**
+   * Whether every push is being heard: subscribed, and connected since. While it is
+   * false a push may be missed, so a listener must not rely on the count it heard last.
+   */
+  live(): boolean;
 }
 
 /** Arguments of one admission step. */
@@ -282,6 +298,16 @@ export interface Store {
    * with how many were recorded.
    */
   touch?(queue: string, request: { seen: readonly string[]; pickedUp: readonly string[] }): Promise<number>;
+  /**
+   * Optional: calls `listener` after each admission step that took members off the
+   * line of `queue` (on any instance), with the queue's new {@link QueueSnapshot.headMoves},
+   * of the state (generation) the store knows. Pushes may arrive late, twice or out of
+   * order, never ahead of the step; a listener keeps the largest count. A failure to
+   * listen goes to `onError`, and the watch is then never live. Without it (or while
+   * the watch is not live) position caches estimate how far the head moved since
+   * their snapshot from its pace.
+   */
+  watchHeadMoves?(queue: string, listener: (headMoves: number) => void, onError: (error: Error) => void): HeadMovesWatch;
   /** Optional: one member's state for an operator, without its token; reads only (not a sign of life, no pick-up). */
   inspect?(queue: string, memberId: string): Promise<Omit<MemberInspection, 'memberId'>>;
 }

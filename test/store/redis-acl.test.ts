@@ -139,6 +139,63 @@ describe('the least-privilege ACL of README.md', () => {
   });
 });
 
+describe('the subscriber as the least-privilege user', () => {
+  it('hears the admission steps of a queue under the prefix (PUBLISH in the admit script, SUBSCRIBE)', async () => {
+    const subscriber = user.duplicate();
+    try {
+      const store = new RedisStore({ client: user, subscriber, prefix: PREFIX });
+      const name = uniqueName('q');
+      const errors: Error[] = [];
+      const heard: number[] = [];
+      const watch = store.watchHeadMoves(
+        name,
+        (n) => heard.push(n),
+        (e) => errors.push(e),
+      );
+      const queue = new WaitingQueue({ store, name, admitRatePerSecond: 3, abandonAfterSeconds: null });
+      for (const id of ['a', 'b', 'c', 'd']) await queue.enter(id);
+      for (let i = 0; i < 100 && !watch.live(); i++) await sleep(10);
+      expect(watch.live()).toBe(true);
+      expect(await queue.admit()).toHaveLength(3);
+      for (let i = 0; i < 100 && heard.length === 0; i++) await sleep(10);
+      expect(errors).toEqual([]);
+      expect(heard).toEqual([3]);
+    } finally {
+      subscriber.disconnect();
+    }
+  });
+});
+
+describe('an ACL of an earlier README, without the channels', () => {
+  it('still admits (the push is skipped), and a subscriber that cannot subscribe is reported and never live', async () => {
+    const older = `${aclUser}-nochannels`;
+    const rules = acl.rules.filter((r) => !r.startsWith('&') && r !== '+publish' && r !== '+subscribe');
+    await admin.call('ACL', 'SETUSER', older, 'reset', ...rules);
+    const client = new Redis(inject('redisUrl'), { username: older, password: acl.password, maxRetriesPerRequest: 1 });
+    const subscriber = client.duplicate();
+    try {
+      const store = new RedisStore({ client, subscriber, prefix: PREFIX });
+      const name = uniqueName('q');
+      const errors: Error[] = [];
+      const watch = store.watchHeadMoves(
+        name,
+        () => undefined,
+        (e) => errors.push(e),
+      );
+      const queue = new WaitingQueue({ store, name, admitRatePerSecond: 3, abandonAfterSeconds: null });
+      for (const id of ['a', 'b', 'c', 'd']) await queue.enter(id);
+      expect(await queue.admit()).toHaveLength(3);
+      for (let i = 0; i < 100 && errors.length === 0; i++) await sleep(10);
+      expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/cannot subscribe.*NOPERM/)]);
+      expect(watch.live()).toBe(false);
+    } finally {
+      subscriber.disconnect();
+      client.disconnect();
+      await admin.call('ACL', 'DELUSER', older);
+    }
+  });
+});
+
 // The whole store contract, as the least-privilege user.
 describeStoreContract('RedisStore as the README least-privilege ACL user', {
   async create() {

@@ -213,3 +213,26 @@ describe('RedisStore on a Redis Cluster: eviction-policy check', () => {
     });
   });
 });
+
+describe('the pushes of admission steps on a Cluster', () => {
+  it('reach a Cluster subscriber (PUBLISH from the admit script is not bound to a slot)', async () => {
+    const subscriber = connectCluster();
+    const store = new RedisStore({ client, subscriber, prefix: uniqueName('wg') });
+    const name = uniqueName('q');
+    const heard: number[] = [];
+    const errors: Error[] = [];
+    const watch = store.watchHeadMoves(
+      name,
+      (n) => heard.push(n),
+      (e) => errors.push(e),
+    );
+    const queue = new WaitingQueue({ store, name, admitRatePerSecond: 2, abandonAfterSeconds: null });
+    for (const id of ['a', 'b', 'c']) await queue.enter(id);
+    for (let i = 0; i < 200 && !watch.live(); i++) await sleep(10);
+    expect(watch.live()).toBe(true);
+    expect(await queue.admit()).toHaveLength(2);
+    for (let i = 0; i < 200 && heard.length === 0; i++) await sleep(10);
+    expect(errors).toEqual([]);
+    expect(heard).toEqual([2]);
+  });
+});

@@ -25,6 +25,8 @@ type KeySpec = 'none' | 'first' | 'all';
  */
 export const KEY_POSITIONS: Readonly<Record<string, KeySpec>> = {
   TIME: 'none',
+  // A channel is not a key: in a Cluster, PUBLISH reaches every node whatever its name.
+  PUBLISH: 'none',
   DEL: 'all',
   UNLINK: 'all',
   EXISTS: 'all',
