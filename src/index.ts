@@ -11,6 +11,7 @@ export {
 } from './waiting-queue.js';
 export type { Admitter, AdmitterOptions } from './admitter.js';
 export { RedisStore, type RedisStoreOptions, type RedisClientLike } from './store/redis-store.js';
+export type { SubscriberLike, IoredisSubscriberLike, NodeRedisSubscriberLike } from './store/head-moves.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export {
   WaitgateError,
@@ -47,4 +48,6 @@ export type {
   StoredControls,
   ControlsRequest,
   EnterOptions,
+  HeadMovesListener,
+  HeadMovesWatch,
 } from './store/store.js';

@@ -2,10 +2,10 @@
 // the line, so a poll costs Redis nothing unless the member is near the head.
 
 import { isDrawnBeforeOpening } from './position.js';
-import type { HeadMovesWatch, MemberSnapshot, QueueSnapshot } from './store/store.js';
+import type { HeadMovesListener, HeadMovesWatch, MemberSnapshot, QueueSnapshot } from './store/store.js';
 
 /** Starts listening to the queue's admission steps (Store.watchHeadMoves, bound to the queue). */
-export type WatchHeadMoves = (listener: (headMoves: number) => void) => HeadMovesWatch;
+export type WatchHeadMoves = (listener: HeadMovesListener) => HeadMovesWatch;
 
 /** Options of the `positionCache` option of WaitingQueue. */
 export interface PositionCacheOptions {
@@ -104,8 +104,15 @@ export class PositionCache {
   #refreshing: Promise<Line> | null = null;
   readonly #watchHeadMoves: WatchHeadMoves | null;
   #headMovesWatch: HeadMovesWatch | null = null;
-  /** The largest count of members taken off the line that a push told (-1: none yet). */
+  /**
+   * The largest count of members taken off the line that a push told since the load of
+   * the snapshot in use began (-1: none). Only pushes from then on can tell of steps the
+   * snapshot does not show; keeping older ones would keep a count of another generation,
+   * or from before a restart that lost writes, for good.
+   */
   #heardHeadMoves = -1;
+  /** When a push was last heard (performance.now()). */
+  #lastPushAt = Number.NEGATIVE_INFINITY;
 
   /**
    * `watchHeadMoves`: where the store pushes admission steps, the cache listens (from
@@ -197,9 +204,20 @@ export class PositionCache {
     const snapshot = this.#snapshot;
     if (!snapshot) return 0;
     const counted = snapshot.line.value.headMoves;
-    if (counted !== undefined && this.#headMovesWatch?.live()) return Math.max(0, this.#heardHeadMoves - counted);
+    if (counted !== undefined && this.#hearsSteps(snapshot.pace)) return Math.max(0, this.#heardHeadMoves - counted);
     if (snapshot.pace <= 0) return 0;
     return snapshot.pace * Math.min(performance.now() - snapshot.receivedAt, this.#refreshMs);
+  }
+
+  /**
+   * Whether the pushes can be relied on: the watch is live, and a push was heard lately
+   * whenever the head moved lately. A live watch that hears nothing while the head moves
+   * (admitters of an older version during a rolling upgrade, an ACL without the
+   * channels, a subscription lost without notice) falls back on the pace.
+   */
+  #hearsSteps(pace: number): boolean {
+    if (!this.#headMovesWatch?.live()) return false;
+    return pace <= 0 || performance.now() - this.#lastPushAt < PACE_WINDOW_MS + this.#refreshMs;
   }
 
   /**
@@ -226,10 +244,17 @@ export class PositionCache {
     const now = performance.now();
     if (this.#snapshot && now - this.#snapshot.takenAt < this.#refreshMs) return this.#snapshot.line;
     if (this.#watchHeadMoves && !this.#headMovesWatch) {
-      this.#headMovesWatch = this.#watchHeadMoves((headMoves) => {
-        if (headMoves > this.#heardHeadMoves) this.#heardHeadMoves = headMoves;
+      // Held weakly: the store's listeners must not keep a queue its owner dropped alive.
+      const cache = new WeakRef(this);
+      const watch: HeadMovesWatch = this.#watchHeadMoves((headMoves) => {
+        const self = cache.deref();
+        if (!self) return watch.stop();
+        if (headMoves > self.#heardHeadMoves) self.#heardHeadMoves = headMoves;
+        self.#lastPushAt = performance.now();
       });
+      this.#headMovesWatch = watch;
     }
+    if (!this.#refreshing) this.#heardHeadMoves = -1; // see #heardHeadMoves
     this.#refreshing ??= this.#load()
       .then((value) => {
         const line = { value, points: pointsOf(value) };

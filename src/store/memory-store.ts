@@ -19,6 +19,7 @@ import type {
   ControlsRequest,
   ControlsView,
   EnterOptions,
+  HeadMovesListener,
   HeadMovesWatch,
   MemberSnapshot,
   QueueSnapshot,
@@ -75,7 +76,7 @@ interface QueueState {
   /** Members admission steps took off the line (mirrors meta hm). */
   headMoves: number;
   /** Listeners of watchHeadMoves (the channel "<meta key>:moves" of RedisStore). */
-  headMoveListeners: Set<(headMoves: number) => void>;
+  headMoveListeners: Set<HeadMovesListener>;
 }
 
 /** The controls as kept (mirrors lua/includes/controls.lua); undefined: never set. */
@@ -503,9 +504,10 @@ export class MemoryStore implements Store {
   }
 
   /** Admission steps of `queue` in this process, pushed to `listener` (always live: nothing is between them). */
-  watchHeadMoves(queue: string, listener: (headMoves: number) => void): HeadMovesWatch {
-    this.#queue(queue).headMoveListeners.add(listener);
-    return { live: () => true };
+  watchHeadMoves(queue: string, listener: HeadMovesListener): HeadMovesWatch {
+    const listeners = this.#queue(queue).headMoveListeners;
+    listeners.add(listener);
+    return { live: () => true, stop: () => void listeners.delete(listener) };
   }
 
   async setControls(queue: string, request: ControlsRequest): Promise<{ version: number }> {

@@ -9,7 +9,7 @@ import { parseStrict } from '../options.js';
 import { checkEvictionPolicy } from './eviction-policy.js';
 import { Generations } from './generations.js';
 import { GroupCommit, type BatchReply } from './group-commit.js';
-import { HeadMovesChannels, isSubscriber, movesChannel, type SubscriberLike } from './head-moves.js';
+import { HeadMovesChannels, forGeneration, headMovesChannel, isSubscriber, type SubscriberLike } from './head-moves.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import type { ScriptName } from './lua.generated.js';
 import { RedisClock } from './redis-clock.js';
@@ -38,6 +38,7 @@ import type {
   ConsumeRequest,
   ControlsRequest,
   EnterOptions,
+  HeadMovesListener,
   HeadMovesWatch,
   MemberSnapshot,
   QueueSnapshot,
@@ -158,7 +159,7 @@ export class RedisStore implements Store {
   readonly #enters: GroupCommit<EnterArgs, MemberSnapshot>;
   readonly #positions: GroupCommit<string, MemberSnapshot>;
   readonly #claims: GroupCommit<ClaimRequest, ClaimResult>;
-  readonly #moves: HeadMovesChannels | null;
+  readonly #headMoves: HeadMovesChannels | null;
   #warnings: Promise<StoreWarning[]> | undefined;
 
   constructor(options: RedisStoreOptions) {
@@ -174,7 +175,7 @@ export class RedisStore implements Store {
     this.#enters = new GroupCommit((queue, batch) => this.#sendEnters(queue, batch), maxBatchSize);
     this.#positions = new GroupCommit((queue, batch) => this.#sendPositions(queue, batch), maxBatchSize);
     this.#claims = new GroupCommit((queue, batch) => this.#sendClaims(queue, batch), maxBatchSize);
-    this.#moves = parsed.subscriber ? new HeadMovesChannels(parsed.subscriber) : null;
+    this.#headMoves = parsed.subscriber ? new HeadMovesChannels(parsed.subscriber) : null;
   }
 
   async enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
@@ -321,14 +322,12 @@ export class RedisStore implements Store {
    * With a `subscriber`: the pushes of `queue`'s admission steps, of the state
    * (generation) this instance knows; without one, never live (nothing is heard).
    */
-  watchHeadMoves(queue: string, listener: (headMoves: number) => void, onError: (error: Error) => void): HeadMovesWatch {
-    if (!this.#moves) return { live: () => false };
-    const channel = movesChannel(this.#keysOf(queue).meta);
-    return this.#moves.watch(
+  watchHeadMoves(queue: string, listener: HeadMovesListener, onError: (error: Error) => void): HeadMovesWatch {
+    if (!this.#headMoves) return { live: () => false, stop: () => undefined };
+    const channel = headMovesChannel(this.#keysOf(queue).meta);
+    return this.#headMoves.watch(
       channel,
-      (generation, headMoves) => {
-        if (generation === this.#generations.expected(queue)) listener(headMoves);
-      },
+      forGeneration(() => this.#generations.expected(queue), listener),
       onError,
     );
   }

@@ -131,6 +131,9 @@ export interface QueueSnapshot {
   headMoves?: number;
 }
 
+/** Hears a queue's {@link QueueSnapshot.headMoves} after an admission step. */
+export type HeadMovesListener = (headMoves: number) => void;
+
 /** A running {@link Store.watchHeadMoves}. */
 export interface HeadMovesWatch {
   /**
@@ -138,6 +141,8 @@ export interface HeadMovesWatch {
    * false a push may be missed, so a listener must not rely on the count it heard last.
    */
   live(): boolean;
+  /** Stops calling the listener. */
+  stop(): void;
 }
 
 /** Arguments of one admission step. */
@@ -307,7 +312,7 @@ export interface Store {
    * the watch is not live) position caches estimate how far the head moved since
    * their snapshot from its pace.
    */
-  watchHeadMoves?(queue: string, listener: (headMoves: number) => void, onError: (error: Error) => void): HeadMovesWatch;
+  watchHeadMoves?(queue: string, listener: HeadMovesListener, onError: (error: Error) => void): HeadMovesWatch;
   /** Optional: one member's state for an operator, without its token; reads only (not a sign of life, no pick-up). */
   inspect?(queue: string, memberId: string): Promise<Omit<MemberInspection, 'memberId'>>;
 }

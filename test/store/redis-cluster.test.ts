@@ -215,7 +215,7 @@ describe('RedisStore on a Redis Cluster: eviction-policy check', () => {
 });
 
 describe('the pushes of admission steps on a Cluster', () => {
-  it('reach a Cluster subscriber (PUBLISH from the admit script is not bound to a slot)', async () => {
+  it('reach an ioredis Cluster subscriber (on this one-node cluster the push does not have to cross nodes)', async () => {
     const subscriber = connectCluster();
     const store = new RedisStore({ client, subscriber, prefix: uniqueName('wg') });
     const name = uniqueName('q');
