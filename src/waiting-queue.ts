@@ -15,7 +15,7 @@ import { buildPosition } from './position.js';
 import { waitFigures } from './queue-figures.js';
 import { withTimeout } from './store/with-timeout.js';
 import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
-import type { MemberSnapshot, Store, StoreWarning } from './store/store.js';
+import type { HeadMovesListener, MemberSnapshot, Store, StoreWarning } from './store/store.js';
 import type { Admission, AdmittedMember, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
 
 /** Events of a {@link WaitingQueue} and their listener arguments. */
@@ -137,7 +137,7 @@ export class WaitingQueue {
     const cacheOptions = this.#config.positionCache;
     const store = this.#store;
     const watchHeadMoves = store.watchHeadMoves
-      ? (listener: (headMoves: number) => void) => store.watchHeadMoves!(this.name, listener, (error) => this[REPORT_ERROR](error))
+      ? (listener: HeadMovesListener) => store.watchHeadMoves!(this.name, listener, (error) => this[REPORT_ERROR](error))
       : null;
     this.#cache = cacheOptions && new PositionCache(() => this.#call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions, watchHeadMoves);
     const { abandonAfterMs, holdSilentAfterMs, pickupTimeoutMs } = this.#config;

@@ -247,9 +247,10 @@ async function pollFor(seconds, admit) {
   };
 }
 
-/** Reported rank (queue.position) vs ZRANK read right before and right after, for `uniform` random waiting members and `head` members last told a rank in [headFrom, headTo). */
+/** Members sampled at a time (see sample()). */
 const SAMPLE_CONCURRENCY = 16;
 
+/** Reported rank (queue.position) vs ZRANK read right before and right after, for `uniform` random waiting members and `head` members last told a rank in [headFrom, headTo). */
 async function sample({ uniform, head, headFrom, headTo }) {
   const picked = new Map(); // member -> drawn near the head
   for (let tries = 0; picked.size < uniform && tries < uniform * 20; tries++) {

@@ -74,7 +74,6 @@ export class HeadMovesChannels {
 
   constructor(subscriber: SubscriberLike) {
     this.#subscriber = subscriber;
-    const s = subscriber;
     // A new connection has no subscriptions until SUBSCRIBE is answered on it: not live
     // from the disconnection, and subscribed again (not left to the client's own
     // re-subscription, whose answer cannot be awaited) once connected.
@@ -84,15 +83,15 @@ export class HeadMovesChannels {
     const ready = () => {
       for (const [channel, c] of this.#channels) if (c.state !== 'failed') this.#subscribe(channel, c);
     };
-    if (isIoredisSubscriber(s)) {
-      s.on('message', (channel, message) => this.#channels.get(channel)?.onMessage(message));
-      s.on('close', lost);
-      s.on('reconnecting', lost);
-      s.on('ready', ready);
+    if (isIoredisSubscriber(subscriber)) {
+      subscriber.on('message', (channel, message) => this.#channels.get(channel)?.onMessage(message));
+      subscriber.on('close', lost);
+      subscriber.on('reconnecting', lost);
+      subscriber.on('ready', ready);
     } else {
-      s.on('end', lost);
-      s.on('reconnecting', lost);
-      s.on('ready', ready);
+      subscriber.on('end', lost);
+      subscriber.on('reconnecting', lost);
+      subscriber.on('ready', ready);
     }
   }
 

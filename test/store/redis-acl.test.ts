@@ -15,6 +15,7 @@ import { describeAbandonmentContract } from '../contract/abandonment-contract.js
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
+import { expectOneStepHeard } from '../support/head-moves.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
 /** Splits a shell command line as sh would for the README's quoting (single quotes, backslash-newline). */
@@ -143,23 +144,7 @@ describe('the subscriber as the least-privilege user', () => {
   it('hears the admission steps of a queue under the prefix (PUBLISH in the admit script, SUBSCRIBE)', async () => {
     const subscriber = user.duplicate();
     try {
-      const store = new RedisStore({ client: user, subscriber, prefix: PREFIX });
-      const name = uniqueName('q');
-      const errors: Error[] = [];
-      const heard: number[] = [];
-      const watch = store.watchHeadMoves(
-        name,
-        (n) => heard.push(n),
-        (e) => errors.push(e),
-      );
-      const queue = new WaitingQueue({ store, name, admitRatePerSecond: 3, abandonAfterSeconds: null });
-      for (const id of ['a', 'b', 'c', 'd']) await queue.enter(id);
-      for (let i = 0; i < 100 && !watch.live(); i++) await sleep(10);
-      expect(watch.live()).toBe(true);
-      expect(await queue.admit()).toHaveLength(3);
-      for (let i = 0; i < 100 && heard.length === 0; i++) await sleep(10);
-      expect(errors).toEqual([]);
-      expect(heard).toEqual([3]);
+      await expectOneStepHeard(new RedisStore({ client: user, subscriber, prefix: PREFIX }), 3, 1000);
     } finally {
       subscriber.disconnect();
     }

@@ -14,6 +14,7 @@ import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { parseInfo, startOneNodeCluster, type TestCluster } from '../support/cluster.js';
+import { expectOneStepHeard } from '../support/head-moves.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
 let cluster: TestCluster;
@@ -217,22 +218,6 @@ describe('RedisStore on a Redis Cluster: eviction-policy check', () => {
 describe('the pushes of admission steps on a Cluster', () => {
   it('reach an ioredis Cluster subscriber (on this one-node cluster the push does not have to cross nodes)', async () => {
     const subscriber = connectCluster();
-    const store = new RedisStore({ client, subscriber, prefix: uniqueName('wg') });
-    const name = uniqueName('q');
-    const heard: number[] = [];
-    const errors: Error[] = [];
-    const watch = store.watchHeadMoves(
-      name,
-      (n) => heard.push(n),
-      (e) => errors.push(e),
-    );
-    const queue = new WaitingQueue({ store, name, admitRatePerSecond: 2, abandonAfterSeconds: null });
-    for (const id of ['a', 'b', 'c']) await queue.enter(id);
-    for (let i = 0; i < 200 && !watch.live(); i++) await sleep(10);
-    expect(watch.live()).toBe(true);
-    expect(await queue.admit()).toHaveLength(2);
-    for (let i = 0; i < 200 && heard.length === 0; i++) await sleep(10);
-    expect(errors).toEqual([]);
-    expect(heard).toEqual([2]);
+    await expectOneStepHeard(new RedisStore({ client, subscriber, prefix: uniqueName('wg') }), 2);
   });
 });
