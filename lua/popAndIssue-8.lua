@@ -17,41 +17,30 @@
                    each member admitted (lua/includes/queueFigures.lua)
 
   ARGV[1] generation the caller knows ('' if none)
-  ARGV[2] rate per second   ARGV[3] burst    ARGV[4] maxActive (-1: no cap): the
-          caller's options, used where the controls set none
+  ARGV[2] rate per second   ARGV[3] burst (-1: never set, it follows the rate in force,
+          lua/includes/ratesInForce.lua)   ARGV[4] maxActive (-1: no cap): the caller's
+          options, used where the controls set none
   ARGV[5] token TTL (ms)    ARGV[6] admission window length (ms)
   ARGV[7] admit id (a repeated id is a re-sent call: it admits nothing, even when
           other instances admitted in between; else it would issue its tokens twice)
-  ARGV[8] abandonAfter (ms; -1: never): a member met at the head whose last sign of
-          life (seen) is older, or who has none, is dropped instead of admitted: no
-          token, no bucket, no maxActive place; the next members are taken in its stead
-          (at most MAX_DROPS dropped a call)
+  ARGV[8] abandonAfter (ms; -1: never), ARGV[14] holdSilent (ms; -1: none): see
+          lua/includes/takeFromHead.lua
   ARGV[9] pickupTimeout (ms; -1: none): a token nobody reads within it is dropped
-  ARGV[10] drops per second (-1: no limit): a bucket in meta (dt/dts, one second's worth)
-          shared by every instance, so that drops never move the line faster than a
-          live member far back can be seen (see src/waiting-queue.ts, presence head);
-          a dead member met with the bucket empty stays in place, and the call stops
-          there (FIFO: nobody behind it is admitted first)
+  ARGV[10] drop horizon (ms; -1: no limit): drops may carry the line across the presence
+          head (ratesInForce.lua, from the rate and burst in force read here) no faster
+          than once per this time, which is how long a live member there takes to be
+          seen (twice its slowest polling interval with jitter, plus a flush); so the drop
+          pace follows the controls in force for every instance alike
   ARGV[11] target order latency (ms; -1: fixed admission)  ARGV[12] min rate  ARGV[13]
-          max rate (per second): adaptive admission. Unless the controls pin a rate, the
-          rate in force (meta ar) is evaluated at most once a second from the order
-          window (lua/includes/orderHealth.lua): orders failing above FAILURE_SHARE, or
-          slower than the target on average, multiply it by DECREASE_ON_FAILURE, or by
-          target / latency within [MIN_DECREASE, MAX_DECREASE]; healthy orders make it grow
-          by max / INCREASE_STEPS; without orders it holds; always within [min, max] (src/admission-control.ts has the law)
-  ARGV[14] holdSilent (ms; -1: none; only with abandonAfter): a member met whose last
-          sign of life is older than this but not older than abandonAfter is held: neither
-          admitted nor dropped, it keeps its place at the head (its seen entry too) and the
-          scan goes on to the next members, at no admission cost; once it calls again it
-          is the first admitted. At most MAX_HELD are held a call: beyond them a silent
-          member is admitted, as without holding (the line never stalls behind the held)
+          max rate (per second): adaptive admission (lua/includes/adaptiveRate.lua),
+          unless the controls pin a rate
   ARGV[15..] fresh tokens, one per member that may be admitted: the caller sends
           about as many as it expects to be admittable, not the whole burst
 
   Returns { expiresAtMs, activeAfter, generation, admittable, heldCount, droppedCount,
   dropped1, ..., member1, ..., memberN, wait1, ..., waitN }; member i got ARGV[14 + i]
-  and waited wait i ms (-1: unknown). heldCount: the members this call held (ARGV[14]).
-  The queue's totals and its wait histogram are kept in meta. admittable: how many this
+  and waited wait i ms (-1: unknown). heldCount: the members this call held. The
+  queue's totals and its wait histogram are kept in meta. admittable: how many this
   call could have admitted with enough tokens (bucket, burst, maxActive room and members
   waiting, held ones included, before it); when it exceeds the tokens sent the caller
   may call again for the rest. Or { STATE_LOST }.
@@ -59,17 +48,9 @@
   Modes: paused and closed admit nobody, nor does anything before opensAt;
   passthrough admits up to PASSTHROUGH_BATCH a call, without the bucket or maxActive.
 
-  The head is read in place, never popped, so that held members keep their place:
-  batches of ZRANGE from rank `held` (the members held so far sit before it), then ZREM
-  of the batch's admitted and dropped. Bound: a call decides on at most n + MAX_DROPS +
-  MAX_HELD members (n admitted, with n the least of admittable and the tokens sent;
-  MAX_DROPS dropped; MAX_HELD held) and reads at most n more (the rest of the batch
-  where it stopped): at most 2n + 1,256 members, however long the line and however
-  many held members wait at its head.
-
-  Work: bounded by the members examined (above; n at most 10,000), the tokens reaped
-  and the entry checkpoints passed (at most one a second of entries); a few O(log N)
-  commands otherwise.
+  Work: bounded by the members examined (takeFromHead.lua: at most 2n + 1,256, n at most
+  10,000), the tokens reaped and the entry checkpoints passed (at most one a second of
+  entries); a few O(log N) commands otherwise.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -79,22 +60,24 @@
 --- @include "queueFigures"
 --- @include "recordFigures"
 --- @include "orderHealth"
+--- @include "adaptiveRate"
+--- @include "ratesInForce"
+--- @include "reapTokens"
+--- @include "takeFromHead"
+--- @include "pace"
 
 local FIRST_TOKEN = 15
-local FAILURE_SHARE, DECREASE_ON_FAILURE, MIN_DECREASE, MAX_DECREASE, INCREASE_STEPS = 0.1, 0.8, 0.5, 0.9, 25
-local EVALUATE_EVERY_MS = 1000
-local MAX_DROPS = 1000
-local MAX_HELD = 256
 local PASSTHROUGH_BATCH = 2000
 local ADMIT_ID_MEMORY_MS = 300000
 local expected = ARGV[1]
 local rate, burst, maxActive = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local ttl, windowMs, admitId = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
-local abandonAfter, pickupTimeout, dropRate = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local abandonAfter, pickupTimeout, dropHorizon = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local target, minRate, maxRate = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
 local holdSilent = tonumber(ARGV[14])
-if not (expected and rate and rate > 0 and burst and burst >= 1 and maxActive and ttl and ttl > 0
-        and windowMs and windowMs > 0 and admitId and admitId ~= '' and abandonAfter and pickupTimeout and dropRate
+if not (expected and rate and rate > 0 and burst and (burst >= 1 or burst == -1) and maxActive and ttl and ttl > 0
+        and windowMs and windowMs > 0 and admitId and admitId ~= '' and abandonAfter and pickupTimeout
+        and dropHorizon and (dropHorizon > 0 or dropHorizon == -1)
         and target and minRate and maxRate and (target < 0 or (minRate > 0 and maxRate >= minRate)) and holdSilent) then
   return redis.error_reply('ERR waitgate: bad admit arguments')
 end
@@ -104,62 +87,31 @@ local gen = checkGeneration(KEYS[5], expected)
 if not gen then return { STATE_LOST } end
 if gen == '' then gen = newGeneration(KEYS[5]) end
 
--- Reap tokens whose deadline passed, and lapsed leases, before counting.
--- Commands take many members at once, in chunks: unpack() gives at most ~8,000 values
--- (Lua's C stack limit, LUAI_MAXCSTACK), and an admit or a reap can concern 10,000s.
-local CHUNK = 500
-local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
-if #expired > 0 then
-  for first = 1, #expired, CHUNK do
-    redis.call('HDEL', KEYS[2], unpack(expired, first, math.min(first + CHUNK - 1, #expired)))
-  end
-  -- Nothing expired means nothing to remove: the same range, read in the same script.
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  redis.call('HINCRBY', KEYS[5], 'tx', #expired)
-end
--- A lease that lapsed is an order that neither committed nor rolled back in time: a failure.
-local lapsed = redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-if lapsed > 0 then recordOrders(KEYS[5], now, lapsed, lapsed, 0, 0) end
-local active = redis.call('ZCARD', KEYS[3])
-
+local active = reapTokens(KEYS[2], KEYS[3], KEYS[4], KEYS[5], now)
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0, 0, 0 } end
--- meta: [1] bt [2] bts [3..8] the window [9..13] cm co cr cb ca [14..15] pb sb [16..17] ar ae
--- [18..26] the order window
-local fields = { 'bt', 'bts' }
+
+-- meta, by field name: the bucket, the window, the controls, the pre-queue band, the pace.
+local fields = { 'bt', 'bts', 'cm', 'co', 'cr', 'cb', 'ca', 'pb', 'sb' }
 for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
-for _, f in ipairs({ 'cm', 'co', 'cr', 'cb', 'ca', 'pb', 'sb', 'ar', 'ae' }) do fields[#fields + 1] = f end
-for _, f in ipairs(ORDER_FIELDS) do fields[#fields + 1] = f end
-local meta = redis.call('HMGET', KEYS[5], unpack(fields))
--- The controls override the caller's options where set.
-local mode, opensAt = meta[9] or 'open', tonumber(meta[10])
-if target >= 0 and not meta[11] then
-  -- Adaptive: the rate in force, evaluated at most once a second by any instance.
-  local inForce, evaluatedAt = tonumber(meta[16]), tonumber(meta[17])
-  if not inForce then inForce = math.min(maxRate, math.max(minRate, rate)) end
-  if not evaluatedAt or now - evaluatedAt >= EVALUATE_EVERY_MS or now < evaluatedAt then
-    local orderValues = {}
-    for i = 1, #ORDER_FIELDS do orderValues[i] = meta[17 + i] end
-    local _, cur, prev = orderWindow(orderValues, now)
-    local count, failed, latency, samples = cur[1] + prev[1], cur[2] + prev[2], cur[3] + prev[3], cur[4] + prev[4]
-    if count > 0 and failed / count > FAILURE_SHARE then
-      inForce = inForce * DECREASE_ON_FAILURE
-    elseif samples > 0 and latency / samples > target then
-      inForce = inForce * math.max(MIN_DECREASE, math.min(MAX_DECREASE, target / (latency / samples)))
-    elseif count > 0 then
-      inForce = inForce + maxRate / INCREASE_STEPS
-    end -- no orders to judge by: it holds
-    inForce = math.min(maxRate, math.max(minRate, inForce))
-    redis.call('HSET', KEYS[5], 'ar', string.format('%.17g', inForce), 'ae', int(now))
-  end
-  rate = inForce
+for _, f in ipairs(PACE_FIELDS) do fields[#fields + 1] = f end
+local values = redis.call('HMGET', KEYS[5], unpack(fields))
+local m = {}
+for i, f in ipairs(fields) do m[f] = values[i] end
+
+-- The rate in force: the controls' pinned rate, else adaptive admission's, else the
+-- caller's; the burst: the controls', else the caller's, else the rate's (never set).
+local mode, opensAt = m.cm or 'open', tonumber(m.co)
+if tonumber(m.cr) then
+  rate = tonumber(m.cr)
+elseif target >= 0 then
+  rate = adaptiveRate(KEYS[5], now, rate, target, minRate, maxRate)
 end
-rate = tonumber(meta[11]) or rate
-burst = tonumber(meta[12]) or burst
-maxActive = tonumber(meta[13]) or maxActive
+burst = tonumber(m.cb) or (burst == -1 and defaultBurst(rate) or burst)
+maxActive = tonumber(m.ca) or maxActive
 
 -- Token bucket: a new queue starts full; a clock that stepped back refills nothing.
-local tokens, refilledAt = tonumber(meta[1]), tonumber(meta[2])
+local tokens, refilledAt = tonumber(m.bt), tonumber(m.bts)
 if not tokens then tokens, refilledAt = burst, now end
 if now > refilledAt then
   tokens = math.min(burst, tokens + (now - refilledAt) * rate / 1000)
@@ -169,73 +121,24 @@ end
 -- How many the bucket, burst, cap and queue length allow, then how many of those
 -- the fresh tokens sent cover.
 local waitingBefore = redis.call('ZCARD', KEYS[1])
+local offered = math.min(math.floor(tokens + 1e-9), burst, #ARGV - FIRST_TOKEN + 1)
 local admittable = math.min(math.floor(tokens + 1e-9), burst, waitingBefore)
 if maxActive >= 0 then admittable = math.min(admittable, maxActive - active) end
 local passthrough = mode == 'passthrough'
 if passthrough then admittable = math.min(waitingBefore, PASSTHROUGH_BATCH) end
-if mode == 'paused' or mode == 'closed' or (opensAt and now < opensAt) then admittable = 0 end
+local standing = mode == 'paused' or mode == 'closed' or (opensAt and now < opensAt)
+if standing then admittable = 0 end
 admittable = math.max(0, admittable)
 local n = math.min(admittable, #ARGV - FIRST_TOKEN + 1)
 
--- Take members from the head until n live members are found. The dead (silent for
--- abandonAfter, or never seen near the head) are dropped at no cost to the bucket or
--- maxActive; the silent for holdSilent (not yet abandonAfter) are held: left in place.
-local admitted, dropped, admittedScores = {}, {}, {}
 local tracking = abandonAfter >= 0 and not passthrough
-local holding = tracking and holdSilent >= 0
--- The drop bucket: one second's worth of drops, refilled at dropRate (shared by every instance).
-local dropBudget = MAX_DROPS
-local dropTokens, dropRefilledAt
-if tracking and dropRate >= 0 then
-  local d = redis.call('HMGET', KEYS[5], 'dt', 'dts')
-  local capacity = math.max(1, dropRate)
-  dropTokens, dropRefilledAt = tonumber(d[1]) or capacity, tonumber(d[2]) or now
-  if now > dropRefilledAt then
-    dropTokens = math.min(capacity, dropTokens + (now - dropRefilledAt) * dropRate / 1000)
-    dropRefilledAt = now
-  end
-  dropBudget = math.min(MAX_DROPS, math.floor(dropTokens + 1e-9))
+local budget, dropTokens, dropRefilledAt = MAX_DROPS, nil, nil
+if tracking and dropHorizon > 0 then
+  local dropRate = presenceHead(rate, burst, abandonAfter) * 1000 / dropHorizon
+  budget, dropTokens, dropRefilledAt = dropBudget(KEYS[5], now, dropRate)
 end
--- The held stay at ranks 0 .. held - 1 (the rest of each batch is removed before the
--- next is read), so the next batch starts at rank `held`.
-local held = 0
-local blocked = false
-while #admitted < n and not blocked do
-  local batch = redis.call('ZRANGE', KEYS[1], held, held + n - #admitted - 1, 'WITHSCORES')
-  if #batch == 0 then break end
-  local ids = {}
-  for i = 1, #batch, 2 do ids[#ids + 1] = batch[i] end
-  local seenAt = {}
-  if tracking then
-    for first = 1, #ids, CHUNK do
-      local values = redis.call('HMGET', KEYS[7], unpack(ids, first, math.min(first + CHUNK - 1, #ids)))
-      for i = 1, #values do seenAt[first + i - 1] = tonumber(values[i]) end
-    end
-  end
-  local decided = {}
-  for i = 1, #ids do
-    local at = seenAt[i]
-    if tracking and (not at or now - at > abandonAfter) then
-      -- Out of drops: it stays in place, and the call stops there (FIFO).
-      if #dropped >= dropBudget then blocked = true break end
-      dropped[#dropped + 1] = ids[i]
-      decided[#decided + 1] = ids[i]
-    elseif holding and held < MAX_HELD and now - at > holdSilent then
-      -- Held: left in place, its seen entry kept. Beyond MAX_HELD it is admitted (below),
-      -- as without holding: the held at the head never slow the line down.
-      held = held + 1
-    else
-      admitted[#admitted + 1] = ids[i]
-      admittedScores[#admittedScores + 1] = batch[2 * i]
-      decided[#decided + 1] = ids[i]
-    end
-  end
-  for first = 1, #decided, CHUNK do
-    local last = math.min(first + CHUNK - 1, #decided)
-    redis.call('ZREM', KEYS[1], unpack(decided, first, last))
-    redis.call('HDEL', KEYS[7], unpack(decided, first, last))
-  end
-end
+local admitted, admittedScores, dropped, held = takeFromHead(KEYS[1], KEYS[7], now, n,
+  tracking and abandonAfter or -1, holdSilent, budget)
 if dropTokens then
   redis.call('HSET', KEYS[5], 'dt', string.format('%.17g', dropTokens - #dropped), 'dts', int(dropRefilledAt))
 end
@@ -243,7 +146,7 @@ n = #admitted
 
 local reply = { int(expiresAt), active + n, gen, admittable, held, #dropped }
 for i = 1, #dropped do reply[#reply + 1] = dropped[i] end
-local waits = waitsOf(KEYS[8], now, admittedScores, tonumber(meta[14]), tonumber(meta[15]), opensAt)
+local waits = waitsOf(KEYS[8], now, admittedScores, tonumber(m.pb), tonumber(m.sb), opensAt)
 if n > 0 then
   -- Every record is "<expiresAt>|0||<token>[|<pickupBy>]": format the constant parts once.
   local pickupBy = pickupTimeout >= 0 and math.min(now + pickupTimeout, expiresAt) or 0
@@ -252,18 +155,18 @@ if n > 0 then
   local suffix = pickupBy > 0 and ('|' .. int(pickupBy)) or ''
   record.pickupBy = pickupBy
   local score = int(deadlineOf(record))
-  local fields, scores = {}, {}
+  local recordFields, scores = {}, {}
   for first = 1, n, CHUNK do
     local last = math.min(first + CHUNK - 1, n)
     local f = 0
     for i = first, last do
       local member = admitted[i]
-      fields[f + 1], fields[f + 2] = member, prefix .. ARGV[FIRST_TOKEN - 1 + i] .. suffix
+      recordFields[f + 1], recordFields[f + 2] = member, prefix .. ARGV[FIRST_TOKEN - 1 + i] .. suffix
       scores[f + 1], scores[f + 2] = score, member
       f = f + 2
       reply[#reply + 1] = member
     end
-    redis.call('HSET', KEYS[2], unpack(fields, 1, f))
+    redis.call('HSET', KEYS[2], unpack(recordFields, 1, f))
     redis.call('ZADD', KEYS[3], unpack(scores, 1, f))
   end
   if not passthrough then tokens = tokens - n end
@@ -283,36 +186,26 @@ if #dropped > 0 then redis.call('HINCRBY', KEYS[5], 'ab', #dropped) end
 if n + #dropped > 0 then
   local moves = redis.call('HINCRBY', KEYS[5], 'hm', n + #dropped)
   redis.pcall('PUBLISH', KEYS[5] .. ':moves', gen .. ' ' .. moves)
+  trimEntries(KEYS[8], KEYS[1])
 end
-if n > 0 or #dropped > 0 then trimEntries(KEYS[8], KEYS[1]) end
 
 -- %.17g keeps the bucket's exact double, as MemoryStore does: both stores admit alike
 -- near a whole token.
 local metaFields = { 'bt', string.format('%.17g', tokens), 'bts', int(refilledAt) }
-local function set(field, value)
-  metaFields[#metaFields + 1] = field
-  metaFields[#metaFields + 1] = value
-end
--- The admission window (two fixed windows, read as a sliding one by the caller) is
--- written only when it records: then `wl` dates it. Only admissions that left
--- members waiting count: a call that drained the queue shows the demand, not the
--- rate the queue can move at.
-if n > 0 and waitingBefore > n + #dropped then
-  local ws, wc, wp, wf = tonumber(meta[3]) or now, tonumber(meta[4]) or 0, tonumber(meta[5]) or 0, meta[6]
-  if now - ws >= 2 * windowMs then
-    ws, wc, wp = now, 0, 0
-  elseif now - ws >= windowMs then
-    ws, wc, wp = ws + windowMs, 0, wc
+if n > 0 then recordAdmissions(metaFields, m, now, n, windowMs) end
+-- The pace counts only steps that left members waiting: a step that drained the line
+-- shows the demand, not how fast the line can move.
+if not passthrough and not standing and offered > 0 and waitingBefore > n + #dropped then
+  local pm, pc, pf = nextPace(tonumber(m.pm), tonumber(m.pc), tonumber(m.pz), now, n + #dropped, offered)
+  for _, v in ipairs({ 'pm', string.format('%.17g', pm), 'pc', string.format('%.17g', pc), 'pz', int(now), 'pf', string.format('%.6g', pf) }) do
+    metaFields[#metaFields + 1] = v
   end
-  if wc == 0 and wp == 0 then wf = int(now) end
-  set('ws', int(ws))
-  set('wc', wc + n)
-  set('wp', wp)
-  set('wf', wf)
-  set('wl', int(now))
 end
 -- The line moved (or had nobody to move): the wait estimate's stall clock restarts.
-if n > 0 or #dropped > 0 or waitingBefore == 0 then set('mv', int(now)) end
+if n > 0 or #dropped > 0 or waitingBefore == 0 then
+  metaFields[#metaFields + 1] = 'mv'
+  metaFields[#metaFields + 1] = int(now)
+end
 redis.call('HSET', KEYS[5], unpack(metaFields))
 -- ioredis re-sends a call whose reply was lost once it has reconnected: remember the id.
 redis.call('ZADD', KEYS[6], now + ADMIT_ID_MEMORY_MS, admitId)

@@ -4,7 +4,8 @@
   instance's next call sees them. The caller validated each value's type and range;
   this script checks what needs the queue's state and Redis's clock, then writes.
   Idempotent: a patch that changes nothing writes nothing and keeps the version, so a
-  re-sent call is harmless (a draw seed already set is kept).
+  re-sent call is harmless (a draw seed already set is kept). A committed draw is final:
+  a new draw while members drawn with the last seed still wait keeps that seed.
 
   KEYS[1] waiting  zset member -> entry score
   KEYS[2] meta     hash: gen, seq, the controls
@@ -81,6 +82,13 @@ end
 
 if gen == '' then gen = newGeneration(KEYS[2]) end
 
+-- A committed draw is final: while members drawn with its seed wait (in the band of the
+-- last pre-queue), a new draw keeps the seed and its commitment.
+local drawnWaiting = 0
+if current.cd and current.pb and current.sb then
+  drawnWaiting = redis.call('ZCOUNT', KEYS[1], current.pb, '(' .. current.sb)
+end
+
 -- A new schedule (none pending before) starts a new pre-queue band above every score
 -- given so far; entries after its opening score above the band. A pending one keeps it.
 if pendingAfter and not pendingBefore then
@@ -89,7 +97,9 @@ if pendingAfter and not pendingBefore then
   nextValues.sb = string.format('%.17g', pb + DRAW_RANGE)
 end
 -- The seed is made when a draw starts and kept after (a re-sent call keeps it).
-if startsDraw then
+if startsDraw and drawnWaiting > 0 then
+  nextValues.cd, nextValues.cc = current.cd, current.cc
+elseif startsDraw then
   nextValues.cd, nextValues.cc = seed, commitment
 elseif not shuffleAfter and pendingBefore and shuffleBefore then
   nextValues.cd, nextValues.cc = false, false -- the draw was called off before anyone joined it

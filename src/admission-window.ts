@@ -5,7 +5,7 @@ import type { AdmissionWindow } from './store/store.js';
 /** Length of one admission window. The observed rate covers the last one to two of them. */
 export const ADMISSION_WINDOW_MS = 10_000;
 
-export const EMPTY_WINDOW: AdmissionWindow = { start: null, current: 0, previous: 0, first: null, last: null, movedAt: null };
+export const EMPTY_WINDOW: AdmissionWindow = { start: null, current: 0, previous: 0, first: null, last: null, movedAt: null, pace: null };
 
 /**
  * Moves the window forward to `now` (what `popAndIssue.lua` does in Redis).
@@ -21,9 +21,9 @@ export function rollWindow(window: AdmissionWindow, now: number, windowMs = ADMI
 /**
  * One admission step at `now` that admitted `admitted` and dropped `dropped` (as
  * abandoned) of `waitingBefore` members (mirrors `popAndIssue.lua`): the window
- * records the admissions that left members waiting, and is written only then
- * (`last` dates it); `movedAt` marks that the line could move (someone admitted or
- * dropped, or nobody waiting).
+ * records every admission, also a step that admitted everyone waiting (it is the rate
+ * members were let through at), and is written only then (`last` dates it); `movedAt`
+ * marks that the line could move (someone admitted or dropped, or nobody waiting).
  */
 export function recordAdmissionStep(
   window: AdmissionWindow,
@@ -34,7 +34,7 @@ export function recordAdmissionStep(
   dropped = 0,
 ): AdmissionWindow {
   let next = window;
-  if (admitted > 0 && waitingBefore > admitted + dropped) {
+  if (admitted > 0) {
     const rolled = rollWindow(window, now, windowMs);
     const first = rolled.current === 0 && rolled.previous === 0 ? now : rolled.first;
     next = { ...rolled, current: rolled.current + admitted, first, last: now };

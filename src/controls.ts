@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { MAX_BURST, parseStrict, type AdmissionOptions } from './options.js';
 import { rateInForce } from './admission-control.js';
+import { burstInForce } from './rates.js';
 import type { StoredControls } from './store/store.js';
 
 /** How the queue lets members through. */
@@ -85,14 +86,15 @@ export function newDrawSeed(): { seed: string; commitment: string } {
 /** The controls in force: the stored ones, and this instance's options where none is stored. */
 export function controlsInForce(
   stored: StoredControls,
-  options: { admitRatePerSecond: number; admitBurst: number; maxActive: number | null; admission?: AdmissionOptions },
+  options: { admitRatePerSecond: number; admitBurst: number; burstFollowsRate?: boolean; maxActive: number | null; admission?: AdmissionOptions },
 ): QueueControls {
   const opened = stored.opensAt === null || stored.now >= stored.opensAt;
+  const rate = rateInForce(stored.admitRatePerSecond, stored.adaptiveRate, options);
   return {
     mode: stored.mode ?? 'open',
     message: stored.message,
-    admitRatePerSecond: rateInForce(stored.admitRatePerSecond, stored.adaptiveRate, options),
-    admitBurst: stored.admitBurst ?? options.admitBurst,
+    admitRatePerSecond: rate,
+    admitBurst: burstInForce(stored.admitBurst, rate, options),
     maxActive: stored.maxActive === undefined ? options.maxActive : stored.maxActive,
     opensAt: stored.opensAt,
     shuffle: stored.shuffle,

@@ -2,6 +2,7 @@
 
 import { z } from 'zod';
 import { WaitgateConfigError } from './errors.js';
+import { MAX_BURST, defaultBurst } from './rates.js';
 import type { PositionCacheOptions } from './position-cache.js';
 import type { Store } from './store/store.js';
 
@@ -97,7 +98,10 @@ export interface QueueConfig {
   store: Store;
   name: string;
   admitRatePerSecond: number;
+  /** The burst set, or one second of `admitRatePerSecond` when it was never set. */
   admitBurst: number;
+  /** `admitBurst` was never set: the burst in force follows the rate in force (pinned, adaptive or configured). */
+  burstFollowsRate: boolean;
   maxActive: number | null;
   entryTokenTtlMs: number;
   claimTtlMs: number;
@@ -121,7 +125,7 @@ export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
 ]);
 
 export const QUEUE_NAME = /^[A-Za-z0-9._-]{1,64}$/;
-export const MAX_BURST = 10_000;
+export { MAX_BURST } from './rates.js';
 const DAY_SECONDS = 86_400;
 
 const STORE_METHODS = ['enter', 'position', 'admit', 'claim', 'consume', 'release', 'leave', 'stats'] as const;
@@ -224,7 +228,7 @@ const optionsSchema = z
     if (hold !== null) {
       const abandonAfter = options.abandonAfterSeconds;
       const rate = admission.mode === 'adaptive' ? Math.max(options.admitRatePerSecond, admission.maxRatePerSecond) : options.admitRatePerSecond;
-      const burst = options.admitBurst ?? Math.min(MAX_BURST, Math.max(1, Math.floor(options.admitRatePerSecond)));
+      const burst = options.admitBurst ?? defaultBurst(rate);
       const headSeconds = headPollingSeconds(options.pollingIntervals, rate, burst);
       const leastHold = Number((headSeconds * 1.2 + 1.5).toPrecision(12));
       if (abandonAfter === null) {
@@ -267,12 +271,13 @@ function headPollingSeconds(tiers: readonly PollingTier[], rate: number, burst: 
  */
 export function parseQueueOptions(options: unknown): QueueConfig {
   const parsed = parseStrict(optionsSchema, options ?? {});
-  const admitBurst = parsed.admitBurst ?? Math.min(MAX_BURST, Math.max(1, Math.floor(parsed.admitRatePerSecond)));
+  const admitBurst = parsed.admitBurst ?? defaultBurst(parsed.admitRatePerSecond);
   return {
     store: parsed.store,
     name: parsed.name,
     admitRatePerSecond: parsed.admitRatePerSecond,
     admitBurst,
+    burstFollowsRate: parsed.admitBurst === undefined,
     maxActive: parsed.maxActive,
     entryTokenTtlMs: Math.round(parsed.entryTokenTtlSeconds * 1000),
     claimTtlMs: Math.round(parsed.claimTtlSeconds * 1000),

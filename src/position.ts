@@ -1,7 +1,8 @@
 // From a store's raw member snapshot to the Position a client sees: wait estimate and polling tier.
 
-import { ADMISSION_WINDOW_MS, observedRate } from './admission-window.js';
-import type { PollingTier } from './options.js';
+import { ADMISSION_WINDOW_MS } from './admission-window.js';
+import { rateInForce } from './admission-control.js';
+import type { AdmissionOptions, PollingTier } from './options.js';
 import type { AdmissionWindow, ControlsView, MemberSnapshot } from './store/store.js';
 import type { Position } from './types.js';
 
@@ -22,22 +23,19 @@ export const STALL_GRACE_MS = ADMISSION_WINDOW_MS;
 /**
  * The admission rate to plan with.
  *
- * - The admission rate observed over the last window (never above the configured
- *   rate: bursts do not raise the long-run rate), read no later than one grace after
- *   the last recorded admission, or the configured rate before any admission was
- *   recorded. Between admissions it only falls.
+ * - The rate in force (pinned by the controls, set by adaptive admission, or the
+ *   instance's option), times the pace of the line measured over the recent steps
+ *   that left members waiting (`window.pace`: below 1 when maxActive or a slow admitter
+ *   held the line back, above 1 when abandoned members ahead were dropped); a change
+ *   of the rate counts at once.
  * - While the line is stalled (nothing admitted while members wait, e.g.
  *   `maxActive` is full and nobody orders, or no admitter runs) for longer than the
  *   grace, that rate is scaled by grace ÷ stalled time: the longer the stall, the
  *   slower the line is assumed to be, so a waiting member's estimate only grows
  *   while nothing moves, and never shrinks until the line moves again.
  */
-export function effectiveAdmissionRate(window: AdmissionWindow, now: number, configuredRate: number): number {
-  // The window read at `now`, but no later than one grace after its last admission: from
-  // then on the stall rule below takes over (a custom store without `last` reads it at `now`).
-  const observed =
-    window.last === undefined ? observedRate(window, now) : window.last === null ? 0 : observedRate(window, Math.min(now, window.last + STALL_GRACE_MS));
-  let rate = observed > 0 ? Math.min(observed, configuredRate) : configuredRate;
+export function effectiveAdmissionRate(window: AdmissionWindow, now: number, rateInForce: number): number {
+  let rate = rateInForce * (window.pace ?? 1);
   if (window.movedAt !== undefined && window.movedAt !== null) {
     const grace = Math.max(STALL_GRACE_MS, 2000 / rate);
     const stalledMs = now - window.movedAt;
@@ -84,7 +82,11 @@ const OPEN: ControlsView = { mode: 'open', message: null, opensAt: null, shuffle
  * - Paused or closed, a waiting member is estimated `null` (nobody is admitted) and
  *   polls at the slowest tier's interval.
  */
-export function buildPosition(snapshot: MemberSnapshot, configuredRate: number, tiers: readonly PollingTier[]): Position {
+export function buildPosition(
+  snapshot: MemberSnapshot,
+  options: { admitRatePerSecond: number; admission?: AdmissionOptions },
+  tiers: readonly PollingTier[],
+): Position {
   const c = snapshot.controls ?? OPEN;
   const waiting = snapshot.status === 'WAITING';
   const ready = snapshot.status === 'READY';
@@ -103,7 +105,7 @@ export function buildPosition(snapshot: MemberSnapshot, configuredRate: number, 
     estimatedWaitSeconds:
       !waiting || standing || rank === null
         ? null
-        : estimateWaitSeconds(rank, effectiveAdmissionRate(snapshot.window, snapshot.now, c.admitRatePerSecond ?? configuredRate)),
+        : estimateWaitSeconds(rank, effectiveAdmissionRate(snapshot.window, snapshot.now, rateInForce(c.admitRatePerSecond, c.adaptiveRate, options))),
     pollingIntervalSeconds,
     entryToken: ready ? snapshot.entryToken : null,
     entryTokenExpiresAt: ready ? snapshot.entryTokenExpiresAt : null,

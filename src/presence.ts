@@ -28,8 +28,12 @@ export interface PresenceBatch {
 export class Presence {
   readonly #record: (batch: PresenceBatch) => Promise<unknown>;
   readonly #resendAfterMs: number;
-  /** Member -> store time its sign of life was last sent, oldest first (Map order). */
-  readonly #recorded = new Map<string, number>();
+  /**
+   * Member -> store time its sign of life was last sent and the entry score it then
+   * had, oldest first (Map order). A member that left and entered again has another
+   * score: its next poll is sent at once, whichever instance answered before.
+   */
+  readonly #recorded = new Map<string, { at: number; score: number | null }>();
   readonly #seen = new Set<string>();
   readonly #pickedUp = new Set<string>();
   #lastFlushAt = -Infinity;
@@ -49,10 +53,13 @@ export class Presence {
     this.#resendAfterMs = resendAfterMs;
   }
 
-  /** A waiting member answered near the head (`seen`), or a READY answer (`pickedUp`), at the store's time `storeNow`. */
-  note(memberId: string, kind: 'seen' | 'pickedUp', storeNow: number): void {
+  /**
+   * A waiting member answered near the head (`seen`, with its entry `score` when
+   * known), or a READY answer (`pickedUp`), at the store's time `storeNow`.
+   */
+  note(memberId: string, kind: 'seen' | 'pickedUp', storeNow: number, score: number | null = null): void {
     this.#latestNow = Math.max(this.#latestNow, storeNow);
-    if (kind === 'seen' && !this.#due(memberId)) return;
+    if (kind === 'seen' && !this.#due(memberId, score)) return;
     (kind === 'seen' ? this.#seen : this.#pickedUp).add(memberId);
     if (this.#seen.size + this.#pickedUp.size >= BATCH || this.#latestNow - this.#lastFlushAt >= PRESENCE_FLUSH_MS) {
       void this.flush();
@@ -62,19 +69,24 @@ export class Presence {
   }
 
   /** Whether a member's sign of life is to be sent now (and if so, remembers it as sent now). */
-  #due(memberId: string): boolean {
+  #due(memberId: string, score: number | null): boolean {
     if (this.#resendAfterMs <= 0) return true;
     const now = this.#latestNow;
     const last = this.#recorded.get(memberId);
-    if (last !== undefined && now - last < this.#resendAfterMs) return false;
+    if (last !== undefined && now - last.at < this.#resendAfterMs && last.score === score) return false;
     this.#recorded.delete(memberId); // re-insert: the Map's order is the order of recording
-    this.#recorded.set(memberId, now);
+    this.#recorded.set(memberId, { at: now, score });
     // Forget what is old enough to be sent again anyway, and the oldest beyond the cap.
-    for (const [id, at] of this.#recorded) {
+    for (const [id, { at }] of this.#recorded) {
       if (now - at < this.#resendAfterMs && this.#recorded.size <= MAX_RECORDED) break;
       this.#recorded.delete(id);
     }
     return true;
+  }
+
+  /** The member left (or entered again): its next answer near the head is sent at once. */
+  forget(memberId: string): void {
+    this.#recorded.delete(memberId);
   }
 
   /** The unref'd timer that flushes the tail, unless one is already set. */

@@ -15,7 +15,8 @@ import { buildPosition } from './position.js';
 import { waitFigures } from './queue-figures.js';
 import { withTimeout } from './store/with-timeout.js';
 import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
-import type { HeadMovesListener, MemberSnapshot, Store, StoreWarning } from './store/store.js';
+import { MAX_BURST, burstInForce, dropHorizonMs, presenceHead } from './rates.js';
+import type { ControlsView, HeadMovesListener, MemberSnapshot, Store, StoreWarning } from './store/store.js';
 import type { Admission, AdmittedMember, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
 
 /** Events of a {@link WaitingQueue} and their listener arguments. */
@@ -124,9 +125,12 @@ export class WaitingQueue {
   #lastAdmittable = 0;
   /** The queue was in passthrough at the last answer: a new member's enter carries a token. */
   #passthrough = false;
-  /** The rate and burst set through the controls, as of the last answer (null: this instance's options). */
-  #controlledRate: number | null = null;
-  #controlledBurst: number | null = null;
+  /**
+   * The controls of the last answer: only a hint of the presence head sent with an enter;
+   * what the answer carries decides (see #enter). Every figure is computed from the
+   * controls read with the answer it concerns, never from this.
+   */
+  #lastControls: ControlsView | undefined;
   readonly #presence: Presence | null;
 
   /** @throws {@link WaitgateConfigError} naming an unknown or bad option. */
@@ -166,10 +170,27 @@ export class WaitingQueue {
    */
   async enter(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
-    let snapshot = await this.#enter(id, this.#passthrough);
+    const hintedHead = this.#presenceHead(this.#lastControls);
+    let snapshot = await this.#enter(id, this.#passthrough, hintedHead);
     // Passthrough began since this instance last looked: again, with a token to issue at once.
-    if (snapshot.needsToken) snapshot = await this.#enter(id, true);
-    if (snapshot.joined) this.#events.emit('entered', { memberId: id, status: snapshot.status === 'READY' ? 'READY' : 'WAITING' });
+    if (snapshot.needsToken) snapshot = await this.#enter(id, true, hintedHead);
+    if (snapshot.joined) {
+      this.#presence?.forget(id); // a new place: its next poll near the head is a sign of life at once
+      this.#events.emit('entered', { memberId: id, status: snapshot.status === 'READY' ? 'READY' : 'WAITING' });
+    }
+    // The store recorded a sign of life below the head this instance hinted; the head of
+    // the controls read with the answer decides: a member between the two is noted now.
+    const head = this.#presenceHead(snapshot.controls);
+    if (
+      this.#presence &&
+      snapshot.status === 'WAITING' &&
+      snapshot.rank !== null &&
+      head !== undefined &&
+      snapshot.rank < head &&
+      !(hintedHead !== undefined && snapshot.rank < hintedHead)
+    ) {
+      this.#presence.note(id, 'seen', snapshot.now, snapshot.seq ?? null);
+    }
     // No invalidation of the snapshot: a new member is behind everyone it shows, and the
     // snapshot's refresh limit must hold under the arrival surge (it is at most refreshMs old).
     this.#cache?.remember(id, snapshot);
@@ -177,9 +198,8 @@ export class WaitingQueue {
   }
 
   /** One enter call, with a fresh token for passthrough when `withToken`. */
-  async #enter(id: string, withToken: boolean): Promise<MemberSnapshot> {
+  async #enter(id: string, withToken: boolean, presenceHead: number | undefined): Promise<MemberSnapshot> {
     const notAfter = performance.now() + this.#config.operationTimeoutMs;
-    const presenceHead = this.#presenceHead();
     const options = withToken ? { notAfter, presenceHead, token: newEntryToken(), tokenTtlMs: this.#config.entryTokenTtlMs } : { notAfter, presenceHead };
     return this.#call('enter', (s) => s.enter(this.name, id, options));
   }
@@ -234,31 +254,15 @@ export class WaitingQueue {
   }
 
   /**
-   * The most members dropped per second (over every instance): dropping moves the line
-   * without the bucket, and must not carry it across the presence head before a live
-   * member there is seen: within its polling interval (+20% jitter) and a flush, twice over.
+   * How far from the head a waiting member's calls are recorded as signs of life
+   * (src/rates.ts presenceHead), from the rate and burst in force in `controls` (as read
+   * with an answer; the options where a store shows none). Undefined when abandonment is off.
    */
-  #dropsPerSecond(): number | null {
-    const head = this.#presenceHead();
-    if (head === undefined) return null;
-    const slowest = Math.max(...this.#config.pollingIntervals.map((tier) => tier.seconds));
-    return head / (2 * (slowest * 1.2 + PRESENCE_FLUSH_MS / 1000));
-  }
-
-  /**
-   * How far from the head a waiting member's calls are recorded as signs of life:
-   * twice what can be admitted within `abandonAfterSeconds` (a full bucket plus the
-   * rate in force over that time). A member further back costs nothing; it crosses
-   * this line, and polls, many times before it can be admitted: admissions are held
-   * by the bucket, and drops by the drop pace (#dropsPerSecond). Undefined when
-   * abandonment is off.
-   */
-  #presenceHead(): number | undefined {
+  #presenceHead(controls: ControlsView | undefined): number | undefined {
     const after = this.#config.abandonAfterMs;
     if (after === null) return undefined;
-    const rate = this.#controlledRate ?? this.#config.admitRatePerSecond;
-    const burst = this.#controlledBurst ?? this.#config.admitBurst;
-    return Math.ceil(2 * (burst + (rate * after) / 1000));
+    const rate = rateInForce(controls?.admitRatePerSecond, controls?.adaptiveRate, this.#config);
+    return presenceHead(rate, burstInForce(controls?.admitBurst, rate, this.#config), after);
   }
 
   /** The member's status alone. */
@@ -288,7 +292,8 @@ export class WaitingQueue {
     const c = this.#config;
     // This instance's latest signs of life first: nobody it just answered is dropped.
     await this.#presence?.flush();
-    const sent = Math.min(c.admitBurst, Math.max(MIN_ADMIT_TOKENS, Math.ceil(this.#lastAdmittable * 1.25)));
+    // A burst that follows the rate can be as large as the rate an operator sets.
+    const sent = Math.min(c.burstFollowsRate ? MAX_BURST : c.admitBurst, Math.max(MIN_ADMIT_TOKENS, Math.ceil(this.#lastAdmittable * 1.25)));
     const first = await this.#admitStep(sent);
     let result = first;
     // A custom store that does not say what was admittable gets the whole burst each time, as before.
@@ -330,6 +335,7 @@ export class WaitingQueue {
       s.admit(this.name, {
         ratePerSecond: c.admitRatePerSecond,
         burst: c.admitBurst,
+        burstFollowsRate: c.burstFollowsRate,
         maxActive: c.maxActive,
         tokenTtlMs: c.entryTokenTtlMs,
         windowMs: ADMISSION_WINDOW_MS,
@@ -338,7 +344,7 @@ export class WaitingQueue {
         abandonAfterMs: c.abandonAfterMs,
         holdSilentAfterMs: c.holdSilentAfterMs,
         pickupTimeoutMs: c.pickupTimeoutMs,
-        dropsPerSecond: this.#dropsPerSecond(),
+        dropHorizonMs: c.abandonAfterMs === null ? null : dropHorizonMs(Math.max(...c.pollingIntervals.map((tier) => tier.seconds)), PRESENCE_FLUSH_MS),
         adaptive: c.admission.mode === 'adaptive' ? c.admission : null,
       }),
     );
@@ -444,6 +450,7 @@ export class WaitingQueue {
     const id = normalizeMemberId(memberId);
     const left = await this.#call('leave', (s) => s.leave(this.name, id));
     this.#cache?.forget(id);
+    this.#presence?.forget(id);
     if (left) this.#events.emit('left', { memberId: id });
     return left;
   }
@@ -511,16 +518,15 @@ export class WaitingQueue {
   #position(snapshot: MemberSnapshot, polled?: string): Position {
     if (snapshot.controls) {
       this.#passthrough = snapshot.controls.mode === 'passthrough';
-      this.#controlledRate = snapshot.controls.admitRatePerSecond;
-      this.#controlledBurst = snapshot.controls.admitBurst ?? null;
+      this.#lastControls = snapshot.controls;
     }
     if (polled !== undefined && this.#presence) {
-      const head = this.#presenceHead();
+      const head = this.#presenceHead(snapshot.controls);
       if (snapshot.status === 'WAITING' && head !== undefined && snapshot.rank !== null && snapshot.rank < head)
-        this.#presence.note(polled, 'seen', snapshot.now);
+        this.#presence.note(polled, 'seen', snapshot.now, snapshot.seq ?? null);
       if (snapshot.status === 'READY' && this.#config.pickupTimeoutMs !== null) this.#presence.note(polled, 'pickedUp', snapshot.now);
     }
-    return buildPosition(snapshot, this.#config.admitRatePerSecond, this.#config.pollingIntervals);
+    return buildPosition(snapshot, this.#config, this.#config.pollingIntervals);
   }
 
   /** A claim we issued has a valid member id and a claim id of our shape; anything else cannot be settled. */

@@ -39,6 +39,7 @@ describe('WaitingQueue options', () => {
       name: 'default',
       admitRatePerSecond: 50,
       admitBurst: 50,
+      burstFollowsRate: true,
       maxActive: null,
       entryTokenTtlMs: 300_000,
       claimTtlMs: 30_000,

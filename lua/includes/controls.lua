@@ -9,9 +9,10 @@
 -- sequence, with sb = pb + DRAW_RANGE, so the waiting set is already in the order of
 -- admission at opensAt and opening costs nothing.
 --
--- What a position shows of them, in this order, last in its reply (cb: the instance
--- sizes its presence head with the burst in force):
-local POSITION_CONTROL_FIELDS = { 'cm', 'cx', 'co', 'cs', 'pb', 'cr', 'cb' }
+-- What a position shows of them, in this order, last in its reply (cr, cb and ar, the
+-- rate adaptive admission set: the instance derives its presence head and estimates
+-- from the rate and burst in force, never from a value it remembers):
+local POSITION_CONTROL_FIELDS = { 'cm', 'cx', 'co', 'cs', 'pb', 'cr', 'cb', 'ar' }
 local DRAW_RANGE = 1099511627776 -- 2^40: a draw is the first 40 bits of a SHA-1
 local QUEUE_CLOSED = -2 -- enter of a new member while closed: { QUEUE_CLOSED, message }
 local NEED_TOKEN = -3   -- enter of a new member in passthrough, sent without a token

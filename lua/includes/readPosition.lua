@@ -3,11 +3,13 @@
 -- yet reads as absent.
 --
 -- The meta fields a position needs, in one HMGET (needs the admissionWindow and
--- controls includes): [1] gen  [2] seq (last entry sequence)  [3..8] the admission
--- window  [9..15] the controls a position shows  [16] sb  [17] cd (draw seed)
--- [18] kt (the last entry checkpoint, queueFigures.lua)
-local META_SB, META_SEED, META_KT = 16, 17, 18
-local META_WINDOW_AT, META_CONTROLS_AT = 3, 9
+-- controls includes): [1] gen  [2] seq (last entry sequence)  then the admission
+-- window (WINDOW_FIELDS), the controls a position shows (POSITION_CONTROL_FIELDS),
+-- sb, cd (draw seed) and kt (the last entry checkpoint, queueFigures.lua)
+local META_WINDOW_AT = 3
+local META_CONTROLS_AT = META_WINDOW_AT + #WINDOW_FIELDS
+local META_SB = META_CONTROLS_AT + #POSITION_CONTROL_FIELDS
+local META_SEED, META_KT = META_SB + 1, META_SB + 2
 local function readMeta(metaKey)
   local fields = { 'gen', 'seq' }
   for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
@@ -20,7 +22,7 @@ end
 
 -- Reply: { status (0 NOT_ENTERED | 1 WAITING | 2 READY), rank|false, total,
 --          token|false, tokenExpMs|false, nowMs, entryScore|false, generation|false,
---          then the six window values (admissionWindow.lua), then the six controls
+--          then the window values (admissionWindow.lua), then the controls
 --          (controls.lua POSITION_CONTROL_FIELDS) }
 -- The generation is sent only when the caller does not know it yet (`expected`
 -- differs): a reply is smaller on the hot path, and the caller keeps the one it knows.
@@ -40,7 +42,7 @@ local function positionReply(status, rank, total, record, now, meta, seq, gen, e
 end
 
 -- What compact member replies leave out, the same for the whole call: { nowMs,
--- generation|false, the six window values, the six controls }.
+-- generation|false, the window values, the controls }.
 local function sharedReply(now, meta, gen, expected)
   local reply = appendWindow({ now, gen ~= expected and gen or false }, meta, META_WINDOW_AT)
   for i = 0, #POSITION_CONTROL_FIELDS - 1 do reply[#reply + 1] = meta[META_CONTROLS_AT + i] or false end

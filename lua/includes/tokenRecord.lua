@@ -15,10 +15,15 @@ local function formatRecord(r)
   return raw
 end
 
+-- A READY answer is recorded as a pick-up at its instance's next flush of signs of
+-- life, up to a second later (src/presence.ts): a token read just before its pick-up
+-- deadline is kept this much longer, so that record still finds it (src/rates.ts).
+local PICKUP_GRACE_MS = 2000
+
 -- The moment the token stops existing: its TTL, pushed out by a live claim's lease,
--- or brought forward to its pick-up deadline while nobody has read it.
+-- or brought forward to its pick-up deadline (and grace) while nobody has read it.
 local function deadlineOf(r)
   if r.claimId ~= '' and r.claimExp > r.tokenExp then return r.claimExp end
-  if r.pickupBy > 0 and r.pickupBy < r.tokenExp then return r.pickupBy end
+  if r.pickupBy > 0 and r.pickupBy + PICKUP_GRACE_MS < r.tokenExp then return r.pickupBy + PICKUP_GRACE_MS end
   return r.tokenExp
 end

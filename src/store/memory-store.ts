@@ -29,6 +29,7 @@ import type {
   StoredControls,
 } from './store.js';
 import { WaitingLine } from './waiting-line.js';
+import { PICKUP_GRACE_MS, defaultBurst, nextPace, presenceHead, type Pace } from '../rates.js';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -73,6 +74,8 @@ interface QueueState {
   adaptive: { rate: number; evaluatedAt: number } | null;
   /** The drop bucket (mirrors meta dt/dts), null before the first drop check. */
   dropBucket: { tokens: number; refilledAt: number } | null;
+  /** The pace of the line (mirrors meta pm pc pz pf), null before a step that left members waiting. */
+  pace: Pace | null;
   /** Members admission steps took off the line (mirrors meta hm). */
   headMoves: number;
   /** Listeners of watchHeadMoves (the channel "<meta key>:moves" of RedisStore). */
@@ -111,10 +114,10 @@ const optionsSchema = z.strictObject({
   now: z.custom<() => number>((f) => typeof f === 'function', 'must be a function returning epoch milliseconds').optional(),
 });
 
-/** The moment a token stops existing: its TTL, pushed out by a live claim's lease. */
+/** The moment a token stops existing: its TTL, pushed out by a live claim's lease, or its pick-up deadline and grace. */
 function deadlineOf(r: TokenRecord): number {
   if (r.claimId !== null && r.claimExp > r.tokenExp) return r.claimExp;
-  return r.pickupBy > 0 && r.pickupBy < r.tokenExp ? r.pickupBy : r.tokenExp;
+  return r.pickupBy > 0 && r.pickupBy + PICKUP_GRACE_MS < r.tokenExp ? r.pickupBy + PICKUP_GRACE_MS : r.tokenExp;
 }
 
 function sameToken(a: string, b: string): boolean {
@@ -161,7 +164,7 @@ function beforeOpening(c: Controls, now: number): boolean {
 }
 
 /** The controls a position shows. */
-function controlsView(c: Controls): ControlsView {
+function controlsView(c: Controls, adaptiveRate: number | undefined): ControlsView {
   return {
     mode: c.mode ?? 'open',
     message: c.message ?? null,
@@ -170,6 +173,7 @@ function controlsView(c: Controls): ControlsView {
     preQueueFrom: c.preQueueFrom ?? null,
     admitRatePerSecond: c.rate ?? null,
     admitBurst: c.burst ?? null,
+    adaptiveRate: adaptiveRate ?? null,
   };
 }
 
@@ -260,7 +264,7 @@ export class MemoryStore implements Store {
     // The controls override the caller's options where set.
     const c = q.controls;
     const rate = c.rate ?? this.#adaptiveRate(q, now, request);
-    const burst = c.burst ?? request.burst;
+    const burst = c.burst ?? (request.burstFollowsRate ? defaultBurst(rate) : request.burst);
     const maxActive = c.maxActive === undefined ? request.maxActive : c.maxActive;
     const bucket = q.bucket ?? { tokens: burst, refilledAt: now };
     if (now > bucket.refilledAt) {
@@ -275,6 +279,8 @@ export class MemoryStore implements Store {
     if (c.mode === 'paused' || c.mode === 'closed' || beforeOpening(c, now)) admittable = 0;
     admittable = Math.max(0, admittable);
     const n = Math.min(admittable, request.tokens.length);
+    const offered = Math.min(Math.floor(bucket.tokens + 1e-9), burst, request.tokens.length);
+    const standing = c.mode === 'paused' || c.mode === 'closed' || beforeOpening(c, now);
 
     // Take members from the head until n live members are found; the dead are dropped at
     // no admission cost, the silent for holdSilentAfterMs (not yet abandonAfterMs) are
@@ -282,8 +288,10 @@ export class MemoryStore implements Store {
     const abandonAfter = request.abandonAfterMs ?? null;
     const tracking = abandonAfter !== null && !passthrough;
     const holdSilent = tracking && (request.holdSilentAfterMs ?? -1) >= 0 ? request.holdSilentAfterMs! : null;
-    // The drop bucket: one second's worth of drops, refilled at dropsPerSecond.
-    const dropRate = request.dropsPerSecond ?? null;
+    // The drop bucket: one second's worth of drops, refilled at the pace that carries the
+    // line across the presence head (computed from the rate and burst in force) in the horizon.
+    const horizon = request.dropHorizonMs ?? null;
+    const dropRate = tracking && horizon !== null ? (presenceHead(rate, burst, abandonAfter) * 1000) / horizon : null;
     let dropBudget = MAX_DROPS;
     if (tracking && dropRate !== null) {
       const capacity = Math.max(1, dropRate);
@@ -338,6 +346,12 @@ export class MemoryStore implements Store {
     q.bucket = bucket;
     q.totals.abandoned += abandoned.length;
     q.window = recordAdmissionStep(q.window, admitted.length, waitingBefore, now, request.windowMs, abandoned.length);
+    // The pace counts only steps that left members waiting (mirrors lua/popAndIssue-8.lua).
+    const moved = admitted.length + abandoned.length;
+    if (!passthrough && !standing && offered > 0 && waitingBefore > moved) {
+      q.pace = nextPace(q.pace, now, moved, offered);
+      q.window = { ...q.window, pace: q.pace.factor };
+    }
     q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
     if (admitted.length + abandoned.length > 0) {
       const headMoves = (q.headMoves += admitted.length + abandoned.length);
@@ -498,7 +512,7 @@ export class MemoryStore implements Store {
       window: q.window,
       now: this.#now(),
       probes: rankProbes(q.waiting, band),
-      controls: controlsView(q.controls),
+      controls: controlsView(q.controls, q.adaptive?.rate),
       headMoves: q.headMoves,
     };
   }
@@ -539,11 +553,19 @@ export class MemoryStore implements Store {
       const preQueued = q.waiting.countBelow(current.scoreBase) - q.waiting.countBelow(current.preQueueFrom);
       if (preQueued > 0) throw new WaitgateConfigError('shuffle', `cannot change once the pre-queue has members (${preQueued} waiting for the opening)`);
     }
+    // A committed draw is final: while members drawn with its seed wait, a new draw keeps it.
+    const drawnWaiting =
+      current.seed !== undefined && current.preQueueFrom !== undefined && current.scoreBase !== undefined
+        ? q.waiting.countBelow(current.scoreBase) - q.waiting.countBelow(current.preQueueFrom)
+        : 0;
     if (pendingAfter && !pendingBefore) {
       next.preQueueFrom = (current.scoreBase ?? 0) + q.seq + 1;
       next.scoreBase = next.preQueueFrom + DRAW_RANGE;
     }
-    if (startsDraw) {
+    if (startsDraw && drawnWaiting > 0) {
+      next.seed = current.seed;
+      next.commitment = current.commitment;
+    } else if (startsDraw) {
       next.seed = request.seed;
       next.commitment = request.commitment;
     } else if (next.shuffle !== true && pendingBefore && current.shuffle === true) {
@@ -592,6 +614,7 @@ export class MemoryStore implements Store {
         orders: new OrderWindow(),
         adaptive: null,
         dropBucket: null,
+        pace: null,
         headMoves: 0,
         headMoveListeners: new Set(),
       };
@@ -613,7 +636,7 @@ export class MemoryStore implements Store {
       window: q.window,
       now,
       seq: rank === null ? null : q.waiting.seqOf(memberId),
-      controls: controlsView(q.controls),
+      controls: controlsView(q.controls, q.adaptive?.rate),
     };
   }
 }

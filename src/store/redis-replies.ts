@@ -22,7 +22,7 @@ export function isStateLost(reply: unknown): boolean {
 
 const num = (v: Value): number | null => (v === null || v === undefined || v === '' ? null : Number(v));
 
-/** The six values of lua/includes/admissionWindow.lua, starting at `at`. */
+/** The values of lua/includes/admissionWindow.lua WINDOW_FIELDS, starting at `at`. */
 function decodeWindow(r: Reply, at: number): AdmissionWindow {
   return {
     start: num(r[at]),
@@ -31,10 +31,11 @@ function decodeWindow(r: Reply, at: number): AdmissionWindow {
     first: num(r[at + 3]),
     last: num(r[at + 4]),
     movedAt: num(r[at + 5]),
+    pace: num(r[at + 6]),
   };
 }
 
-const WINDOW_LENGTH = 6;
+const WINDOW_LENGTH = 7;
 
 const MODES: readonly QueueMode[] = ['open', 'paused', 'passthrough', 'closed'];
 const str = (v: Value): string | null => (v === null || v === undefined || v === '' ? null : String(v));
@@ -44,7 +45,7 @@ const modeOf = (v: Value): QueueMode | null => {
   return mode !== null && (MODES as readonly string[]).includes(mode) ? (mode as QueueMode) : null;
 };
 
-/** The seven values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr cb), starting at `at`. */
+/** The values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr cb ar), starting at `at`. */
 function decodeControlsView(r: Reply, at: number): ControlsView {
   return {
     mode: modeOf(r[at]) ?? 'open',
@@ -54,10 +55,11 @@ function decodeControlsView(r: Reply, at: number): ControlsView {
     preQueueFrom: num(r[at + 4]),
     admitRatePerSecond: num(r[at + 5]),
     admitBurst: num(r[at + 6]),
+    adaptiveRate: num(r[at + 7]),
   };
 }
 
-const CONTROLS_LENGTH = 7;
+const CONTROLS_LENGTH = 8;
 
 /** lua/includes/controls.lua: codes of enter replies that are not a position. */
 const QUEUE_CLOSED = -2;

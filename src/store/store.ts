@@ -22,6 +22,8 @@ export interface ControlsView {
   admitRatePerSecond: number | null;
   /** The burst set through the controls; null when unset. Optional for custom stores. */
   admitBurst?: number | null;
+  /** The rate adaptive admission set last; null before (or when fixed). Optional for custom stores. */
+  adaptiveRate?: number | null;
 }
 
 /** The controls as stored: null where a field was never set (maxActive: undefined never set, null no cap). */
@@ -74,6 +76,12 @@ export interface AdmissionWindow {
    * full, no admitter running). Optional for custom stores.
    */
   movedAt?: number | null;
+  /**
+   * The pace of the line per unit of the rate in force, measured over the recent steps
+   * that left members waiting (members taken off the line per token offered, see
+   * `nextPace` in src/rates.ts); null before any. Optional for custom stores.
+   */
+  pace?: number | null;
 }
 
 /** A member's raw state as a store reports it; `WaitingQueue` turns it into a {@link Position}. */
@@ -149,6 +157,11 @@ export interface HeadMovesWatch {
 export interface AdmitRequest {
   ratePerSecond: number;
   burst: number;
+  /**
+   * `admitBurst` was never set: unless the controls set a burst, the burst in force is
+   * one second of the rate in force (pinned, adaptive or `ratePerSecond`), not `burst`.
+   */
+  burstFollowsRate?: boolean;
   /** null: no cap. */
   maxActive: number | null;
   tokenTtlMs: number;
@@ -175,11 +188,13 @@ export interface AdmitRequest {
   /** A token nobody reads within this of its admission is dropped. null or absent: none. */
   pickupTimeoutMs?: number | null;
   /**
-   * The most members dropped as abandoned per second, over every instance (a shared
-   * bucket of one second's worth): drops must not move the line faster than a live
-   * member far back can be seen. null or absent: no limit.
+   * Drops of abandoned members may carry the line across the presence head (computed
+   * by the store from the rate and burst in force, see `presenceHead` in src/rates.ts)
+   * no faster than once per this many ms, over every instance (a shared bucket of one
+   * second's worth): drops must not move the line faster than a live member far back
+   * can be seen. null or absent: no limit.
    */
-  dropsPerSecond?: number | null;
+  dropHorizonMs?: number | null;
   /**
    * Adaptive admission: unless the controls pin a rate, the store sets the rate in
    * force from the orders settled lately (their latency from claim to consume or

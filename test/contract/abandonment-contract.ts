@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { WaitingQueue, type WaitingQueueOptions } from '../../src/index.js';
 import type { AdmitResult, Store } from '../../src/store/store.js';
+import { PICKUP_GRACE_MS } from '../../src/rates.js';
 import type { StoreHarness } from './store-contract.js';
 import { uniqueName } from '../support/unique.js';
 
@@ -197,7 +198,8 @@ export function describeAbandonmentContract(label: string, harness: StoreHarness
       expect((await queue.admit()).map((x) => x.memberId)).toEqual(['reader', 'absent']);
       await elapse(1000);
       expect((await other.position('reader')).status).toBe('READY'); // read, on another instance
-      await live(elapse, 5000, () => other.position('next'));
+      // The pick-up deadline, then its grace (a READY answer is recorded at the next flush).
+      await live(elapse, 5000 + PICKUP_GRACE_MS, () => other.position('next'));
       expect((await queue.position('absent')).status).toBe('NOT_ENTERED');
       expect((await queue.position('reader')).status).toBe('READY');
       // absent's maxActive place went to the next member.

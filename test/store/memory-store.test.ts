@@ -7,6 +7,7 @@ import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
+import { describeTruthContract } from '../contract/truth-contract.js';
 
 /** Real time plus a jump that tests control: `elapse` moves the store's clock without sleeping. */
 function fakeClock() {
@@ -36,6 +37,13 @@ describeAbandonmentContract('MemoryStore', {
 });
 
 describeFiguresContract('MemoryStore', {
+  async create() {
+    const clock = fakeClock();
+    return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
+  },
+});
+
+describeTruthContract('MemoryStore', {
   async create() {
     const clock = fakeClock();
     return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };

@@ -20,6 +20,7 @@ import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
+import { describeTruthContract } from '../contract/truth-contract.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
@@ -62,6 +63,12 @@ describeAbandonmentContract('RedisStore', {
 });
 
 describeFiguresContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeTruthContract('RedisStore', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },

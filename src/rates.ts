@@ -1,0 +1,80 @@
+// What every instance derives from the rate and burst in force: the burst that follows
+// the rate, the presence head, the drop pace and the pace of the line the wait estimate
+// plans with. They are computed from the controls the store holds (pinned, adaptive or
+// the options), never from a value one instance happens to remember, so an instance that
+// only admits behaves exactly like one that also answers polls. lua/includes/ratesInForce.lua,
+// pace.lua and tokenRecord.lua do the same in Redis (test/lua/rules.test.ts compares them).
+
+/** The largest burst (lua/includes/ratesInForce.lua MAX_BURST). */
+export const MAX_BURST = 10_000;
+
+/** The burst in force when `admitBurst` was never set: one second of the rate in force. */
+export function defaultBurst(ratePerSecond: number): number {
+  return Math.min(MAX_BURST, Math.max(1, Math.floor(ratePerSecond)));
+}
+
+/**
+ * The burst in force: the one the controls set; else, when `admitBurst` was never set,
+ * one second of the rate in force; else `admitBurst`.
+ */
+export function burstInForce(stored: number | null | undefined, ratePerSecond: number, options: { admitBurst: number; burstFollowsRate?: boolean }): number {
+  if (stored !== null && stored !== undefined) return stored;
+  return options.burstFollowsRate ? defaultBurst(ratePerSecond) : options.admitBurst;
+}
+
+/**
+ * How far from the head a waiting member's calls are recorded as signs of life: twice
+ * what can be admitted within `abandonAfterMs` (a full bucket plus the rate over that
+ * time). A member further back costs nothing; it crosses this line, and polls, many
+ * times before it can be admitted.
+ */
+export function presenceHead(ratePerSecond: number, burst: number, abandonAfterMs: number): number {
+  return Math.ceil(2 * (burst + (ratePerSecond * abandonAfterMs) / 1000));
+}
+
+/**
+ * How long drops must take to carry the line across the presence head: the time a live
+ * member there takes to be seen, twice over (its slowest polling interval with +20%
+ * jitter, plus a flush of signs of life). The store divides the presence head it
+ * computes from the rate in force by it: that is the drop pace.
+ */
+export function dropHorizonMs(slowestPollingSeconds: number, flushMs: number): number {
+  return 2 * (slowestPollingSeconds * 1.2 * 1000 + flushMs);
+}
+
+/**
+ * A READY answer is recorded as a pick-up at its instance's next flush of signs of life
+ * (up to a second later): a token read just before its pick-up deadline is kept this
+ * much longer, so that the record still finds it (lua/includes/tokenRecord.lua).
+ */
+export const PICKUP_GRACE_MS = 2000;
+
+/** How long a step's weight lasts in the pace of the line (lua/includes/pace.lua). */
+export const PACE_MEMORY_MS = 10_000;
+const MIN_PACE = 0.05;
+const MAX_PACE = 20;
+
+/** The pace of the line: members moved and tokens offered by the steps that left members waiting, decayed. */
+export interface Pace {
+  moved: number;
+  offered: number;
+  /** When last updated (store clock, ms). */
+  at: number;
+  /** moved / offered within [0.05, 20]: the line's pace per unit of the rate in force. */
+  factor: number;
+}
+
+/**
+ * The pace after a step that took `stepMoved` members off the line (admitted or
+ * dropped) with `stepOffered` tokens on offer (what the bucket and the tokens sent
+ * allowed, before maxActive): below 1, maxActive, the drop bucket or a slow admitter
+ * held the line back; above 1, abandoned members ahead made it move faster.
+ */
+export function nextPace(previous: Pace | null, now: number, stepMoved: number, stepOffered: number): Pace {
+  const keep = previous === null ? 0 : now > previous.at ? Math.exp(-(now - previous.at) / PACE_MEMORY_MS) : 1;
+  const moved = (previous?.moved ?? 0) * keep + stepMoved;
+  const offered = (previous?.offered ?? 0) * keep + stepOffered;
+  // Six significant digits, as the script stores it (%.6g): both stores estimate alike.
+  const factor = offered > 0 ? Number(Math.min(MAX_PACE, Math.max(MIN_PACE, moved / offered)).toPrecision(6)) : 1;
+  return { moved, offered, at: now, factor };
+}
