@@ -2,10 +2,27 @@
 // the line, so a poll costs Redis nothing unless the member is near the head.
 
 import { isDrawnBeforeOpening } from './position.js';
-import type { HeadMovesListener, HeadMovesWatch, MemberSnapshot, QueueSnapshot } from './store/store.js';
+import type { HeadMovesListener, HeadMovesWatch, MemberSnapshot, QueueSnapshot, Store } from './store/store.js';
 
 /** Starts listening to the queue's admission steps (Store.watchHeadMoves, bound to the queue). */
 export type WatchHeadMoves = (listener: HeadMovesListener) => HeadMovesWatch;
+
+/**
+ * `store.watchHeadMoves` bound to the queue `name`, for `owner`'s position cache, or null when
+ * the store has none; `owner[report]` hears the failures to subscribe. The store keeps that
+ * error handler while the watch runs: it holds `owner` weakly (and is built here, not in the
+ * owner's constructor, whose closures share one scope that holds `this`).
+ */
+export function watchHeadMovesOf<K extends PropertyKey>(
+  store: Store,
+  name: string,
+  owner: Record<K, (error: Error) => void>,
+  report: K,
+): WatchHeadMoves | null {
+  if (!store.watchHeadMoves) return null;
+  const reportTo = new WeakRef(owner);
+  return (listener) => store.watchHeadMoves!(name, listener, (error) => reportTo.deref()?.[report](error));
+}
 
 /** Options of the `positionCache` option of WaitingQueue. */
 export interface PositionCacheOptions {
@@ -52,6 +69,9 @@ interface Line {
   /** Strictly increasing in rank and in seq, from the head (rank 0) to the last member; empty when nobody waits. */
   points: Point[];
 }
+
+/** Stops the watch of a cache that was collected, so the store drops its listener (a push would stop it too, but a queue may see none). */
+const stopWhenCollected = new FinalizationRegistry<HeadMovesWatch>((watch) => watch.stop());
 
 /** How far back the pace of the head is measured: long enough to span several admission steps. */
 const PACE_WINDOW_MS = 2000;
@@ -239,20 +259,29 @@ export class PositionCache {
     return passed === null ? 0 : passed / (now - earlier.now);
   }
 
+  /**
+   * Listens to the head moves for `cache`, held weakly: the store keeps the listener while
+   * the watch runs, and must not keep a cache (nor the queue it loads for) that its owner
+   * dropped. Static, so that the listener's scope holds no `this`: a closure created in a
+   * method shares one scope with the method's other closures, which hold `this`.
+   */
+  static #listen(cache: WeakRef<PositionCache>, watchHeadMoves: WatchHeadMoves): HeadMovesWatch {
+    const watch: HeadMovesWatch = watchHeadMoves((headMoves) => {
+      const self = cache.deref();
+      if (!self) return watch.stop();
+      if (headMoves > self.#heardHeadMoves) self.#heardHeadMoves = headMoves;
+      self.#lastPushAt = performance.now();
+    });
+    return watch;
+  }
+
   /** The snapshot, refreshed when older than refreshMs; concurrent polls share one refresh. */
   async #fresh(): Promise<Line> {
     const now = performance.now();
     if (this.#snapshot && now - this.#snapshot.takenAt < this.#refreshMs) return this.#snapshot.line;
     if (this.#watchHeadMoves && !this.#headMovesWatch) {
-      // Held weakly: the store's listeners must not keep a queue its owner dropped alive.
-      const cache = new WeakRef(this);
-      const watch: HeadMovesWatch = this.#watchHeadMoves((headMoves) => {
-        const self = cache.deref();
-        if (!self) return watch.stop();
-        if (headMoves > self.#heardHeadMoves) self.#heardHeadMoves = headMoves;
-        self.#lastPushAt = performance.now();
-      });
-      this.#headMovesWatch = watch;
+      this.#headMovesWatch = PositionCache.#listen(new WeakRef(this), this.#watchHeadMoves);
+      stopWhenCollected.register(this, this.#headMovesWatch);
     }
     if (!this.#refreshing) this.#heardHeadMoves = -1; // see #heardHeadMoves
     this.#refreshing ??= this.#load()

@@ -9,14 +9,14 @@ import { controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, t
 import { EntryTokenError, WaitgateConfigError, isWaitgateError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
-import { PositionCache } from './position-cache.js';
+import { PositionCache, watchHeadMovesOf } from './position-cache.js';
 import { PRESENCE_FLUSH_MS, Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { waitFigures } from './queue-figures.js';
 import { withTimeout } from './store/with-timeout.js';
 import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
 import { MAX_BURST, burstInForce, dropHorizonMs, presenceHead } from './rates.js';
-import type { ControlsView, HeadMovesListener, MemberSnapshot, Store, StoreWarning } from './store/store.js';
+import type { ControlsView, MemberSnapshot, Store, StoreWarning } from './store/store.js';
 import type { Admission, AdmittedMember, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
 
 /** Events of a {@link WaitingQueue} and their listener arguments. */
@@ -140,9 +140,7 @@ export class WaitingQueue {
     this.name = this.#config.name;
     const cacheOptions = this.#config.positionCache;
     const store = this.#store;
-    const watchHeadMoves = store.watchHeadMoves
-      ? (listener: HeadMovesListener) => store.watchHeadMoves!(this.name, listener, (error) => this[REPORT_ERROR](error))
-      : null;
+    const watchHeadMoves = watchHeadMovesOf(store, this.name, this, REPORT_ERROR); // holds this queue weakly
     this.#cache = cacheOptions && new PositionCache(() => this.#call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions, watchHeadMoves);
     const { abandonAfterMs, holdSilentAfterMs, pickupTimeoutMs } = this.#config;
     const tracksPresence = abandonAfterMs !== null || pickupTimeoutMs !== null;

@@ -2,7 +2,8 @@
 // takes members off a line, lua/popAndIssue-8.lua PUBLISHes "<generation> <hm>" on the
 // channel "<meta key>:moves" (hm: the members taken off it so far). A connection in
 // subscribe mode can run no script, so the user gives RedisStore a second one
-// (`subscriber`); one per store however many queues it serves, one channel per queue.
+// (`subscriber`); one however many queues it serves, one channel per queue. Stores given
+// the same subscriber share its subscriptions and one set of listeners on it.
 
 import { isIoredis } from './ioredis-client.js';
 import type { HeadMovesListener, HeadMovesWatch } from './store.js';
@@ -67,12 +68,26 @@ interface Channel {
   onMessage: (message: string) => void;
 }
 
-/** The subscriptions of one RedisStore. */
+/** The subscriptions on each subscriber, however many stores were given it. */
+const shared = new WeakMap<SubscriberLike, HeadMovesChannels>();
+
+/** The subscriptions on one subscriber connection, for every RedisStore given it. */
 export class HeadMovesChannels {
   readonly #subscriber: SubscriberLike;
   readonly #channels = new Map<string, Channel>();
 
-  constructor(subscriber: SubscriberLike) {
+  /**
+   * The subscriptions on `subscriber`, shared: a connection given to many stores gets one
+   * set of listeners (not one per store, which would pass its max listeners), and a
+   * channel is subscribed once.
+   */
+  static of(subscriber: SubscriberLike): HeadMovesChannels {
+    let channels = shared.get(subscriber);
+    if (!channels) shared.set(subscriber, (channels = new HeadMovesChannels(subscriber)));
+    return channels;
+  }
+
+  private constructor(subscriber: SubscriberLike) {
     this.#subscriber = subscriber;
     // A new connection has no subscriptions until SUBSCRIBE is answered on it: not live
     // from the disconnection, and subscribed again (not left to the client's own

@@ -100,8 +100,8 @@ export interface RedisStoreOptions {
    * connected `client.duplicate()` (node-redis). With it, after every admission step
    * (of any instance) the position cache (`positionCache`) hears at once how many
    * members left the head, so estimated ranks fall with each step instead of with
-   * the pace of the head since its last snapshot. You close it with the client.
-   * Needs the channels `{<prefix>:*` in an ACL (see the README). Default: none.
+   * the pace of the head since its last snapshot. Stores may share one. You close it
+   * with the client. Needs the channels `{<prefix>:*` in an ACL (see the README). Default: none.
    */
   subscriber?: SubscriberLike;
 }
@@ -175,7 +175,7 @@ export class RedisStore implements Store {
     this.#enters = new GroupCommit((queue, batch) => this.#sendEnters(queue, batch), maxBatchSize);
     this.#positions = new GroupCommit((queue, batch) => this.#sendPositions(queue, batch), maxBatchSize);
     this.#claims = new GroupCommit((queue, batch) => this.#sendClaims(queue, batch), maxBatchSize);
-    this.#headMoves = parsed.subscriber ? new HeadMovesChannels(parsed.subscriber) : null;
+    this.#headMoves = parsed.subscriber ? HeadMovesChannels.of(parsed.subscriber) : null;
   }
 
   async enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
