@@ -16,7 +16,7 @@
 // and gentler (from any rate to 90% of max in at most 23 s), so recovery probes
 // without overshooting. Means, not percentiles: a handful of orders a second is enough.
 
-import type { AdmissionOptions } from './options.js';
+import type { AdmissionOptions } from './types.js';
 
 export const ORDER_WINDOW_MS = 2000;
 export const EVALUATE_EVERY_MS = 1000;

@@ -8,9 +8,8 @@ import { MAX_BURST, parseStrict, type AdmissionOptions } from './options.js';
 import { rateInForce } from './admission-control.js';
 import { burstInForce } from './rates.js';
 import type { StoredControls } from './store/store.js';
+import type { ControlsPatch, QueueMode } from './types.js';
 
-/** How the queue lets members through. */
-export type QueueMode = 'open' | 'paused' | 'passthrough' | 'closed';
 
 /** The controls in force, shared by every instance through the store. */
 export interface QueueControls {
@@ -33,17 +32,7 @@ export interface QueueControls {
   version: number;
 }
 
-/** What `setControls` takes: any of these fields. */
-export interface ControlsPatch {
-  mode?: QueueMode;
-  message?: string | null;
-  /** A rate to admit at, for every instance; null: back to the instances' own (or adaptive admission's). */
-  admitRatePerSecond?: number | null;
-  admitBurst?: number;
-  maxActive?: number | null;
-  opensAt?: number | null;
-  shuffle?: boolean;
-}
+export type { ControlsPatch, QueueMode } from './types.js';
 
 export const MAX_MESSAGE_LENGTH = 280;
 

@@ -2,15 +2,12 @@
 
 import { z } from 'zod';
 import { WaitgateConfigError } from './errors.js';
+import type { AdmissionOptions, PollingTier } from './types.js';
 import { MAX_BURST, defaultBurst } from './rates.js';
 import type { PositionCacheOptions } from './position-cache.js';
 import type { Store } from './store/store.js';
 
-/** One polling tier: members with rank below `belowRank` poll every `seconds`. The last tier has no `belowRank`. */
-export interface PollingTier {
-  belowRank?: number;
-  seconds: number;
-}
+export type { PollingTier } from './types.js';
 
 /** Options of {@link WaitingQueue}. Only `store` is required. */
 export interface WaitingQueueOptions {
@@ -80,18 +77,8 @@ export interface WaitingQueueOptions {
   admission?: AdmissionOptions;
 }
 
-/** The `admission` option of {@link WaitingQueueOptions}. */
-export type AdmissionOptions =
-  | { mode: 'fixed' }
-  | {
-      mode: 'adaptive';
-      /** Orders slower than this (from claim to consume or release, on average) count as unhealthy. */
-      targetLatencyMs: number;
-      /** The rate never falls below this. */
-      minRatePerSecond: number;
-      /** The rate never rises above this. */
-      maxRatePerSecond: number;
-    };
+
+export type { AdmissionOptions } from './types.js';
 
 /** The options after defaults, in the units the queue works in. */
 export interface QueueConfig {

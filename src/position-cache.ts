@@ -148,14 +148,14 @@ export class PositionCache {
 
   /** Learns (or forgets) a member's sequence from an exact answer. */
   remember(memberId: string, snapshot: MemberSnapshot): void {
-    if (snapshot.status !== 'WAITING' || snapshot.seq === null || snapshot.seq === undefined || snapshot.rank === null) {
+    if (snapshot.status !== 'WAITING' || snapshot.score === null || snapshot.score === undefined || snapshot.rank === null) {
       this.#members.delete(memberId);
       return;
     }
     this.#members.delete(memberId); // re-insert: the Map's order is the LRU order
     // A drawn place's rank can still grow until the opening: it is no bound on later estimates.
-    const lastRank = isDrawnBeforeOpening(snapshot.seq, snapshot.controls, snapshot.now) ? Number.POSITIVE_INFINITY : snapshot.rank;
-    this.#members.set(memberId, { seq: snapshot.seq, lastRank });
+    const lastRank = isDrawnBeforeOpening(snapshot.score, snapshot.controls, snapshot.now) ? Number.POSITIVE_INFINITY : snapshot.rank;
+    this.#members.set(memberId, { seq: snapshot.score, lastRank });
     if (this.#members.size > this.#maxMembers) this.#members.delete(this.#members.keys().next().value!);
   }
 
@@ -207,7 +207,7 @@ export class PositionCache {
       entryTokenExpiresAt: null,
       window: line.window,
       now: line.now,
-      seq: known.seq,
+      score: known.seq,
       ...(line.controls ? { controls: line.controls } : {}),
     };
   }

@@ -2,7 +2,7 @@
 
 import { ADMISSION_WINDOW_MS } from './admission-window.js';
 import { rateInForce } from './admission-control.js';
-import type { AdmissionOptions, PollingTier } from './options.js';
+import type { AdmissionOptions, PollingTier } from './types.js';
 import type { AdmissionWindow, ControlsView, MemberSnapshot } from './store/store.js';
 import type { Position } from './types.js';
 
@@ -91,7 +91,7 @@ export function buildPosition(
   const waiting = snapshot.status === 'WAITING';
   const ready = snapshot.status === 'READY';
   const beforeOpening = c.opensAt !== null && snapshot.now < c.opensAt;
-  const drawn = waiting && isDrawnBeforeOpening(snapshot.seq, c, snapshot.now);
+  const drawn = waiting && isDrawnBeforeOpening(snapshot.score, c, snapshot.now);
   const rank = waiting && !drawn ? snapshot.rank : null;
   const standing = beforeOpening || c.mode === 'paused' || c.mode === 'closed';
   const slowest = tiers[tiers.length - 1]!.seconds;

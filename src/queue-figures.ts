@@ -3,7 +3,7 @@
 // lua/includes/queueFigures.lua keeps the same figures in Redis; MemoryStore uses the
 // helpers below, so both stores answer alike.
 
-import type { WaitFigures } from './types.js';
+import type { WaitFigures, WaitSlot } from './types.js';
 
 /** Minutes of admissions the wait figures cover (by whole minutes: the last 9 to 10). */
 export const WAIT_SLOTS = 10;
@@ -16,13 +16,7 @@ export const LAST_WAIT_BIN = 100;
 /** An entry checkpoint is written at most this often (a member's entry time is known to within it). */
 export const CHECKPOINT_MS = 1000;
 
-/** One minute of admissions: how many waited how long (bin -> count), and the longest wait. */
-export interface WaitSlot {
-  /** The minute, as floor(epoch ms / 60,000). */
-  minute: number;
-  maxMs: number;
-  counts: Map<number, number>;
-}
+export type { WaitSlot } from './types.js';
 
 /** Lower edge of bin k ≥ 1, whole ms (the same integers as the Lua script's). */
 function edgeMs(bin: number): number {

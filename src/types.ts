@@ -1,7 +1,7 @@
-// The results a user of WaitingQueue sees. The store's side (the Store interface and
-// its raw snapshots) is in store/store.ts.
-
-import type { QueueMode } from './controls.js';
+// The shared vocabulary, a leaf module that imports nothing: the results a user of
+// WaitingQueue sees, and the few names both the core and the stores speak (queue modes,
+// a controls patch, the admission option, a minute of waits). The store's side (the
+// Store interface and its raw snapshots) is in store/store.ts, which imports only this.
 
 /** Where a member stands. CLAIMED tokens still read as READY. */
 export type PositionStatus = 'WAITING' | 'READY' | 'NOT_ENTERED';
@@ -137,4 +137,46 @@ export interface MemberInspection {
   lastSeenAt: number | null;
   /** The store's clock when it answered, epoch ms. */
   now: number;
+}
+
+/** How the queue lets members through. */
+export type QueueMode = 'open' | 'paused' | 'passthrough' | 'closed';
+
+/** What `setControls` takes: any of these fields. */
+export interface ControlsPatch {
+  mode?: QueueMode;
+  message?: string | null;
+  /** A rate to admit at, for every instance; null: back to the instances' own (or adaptive admission's). */
+  admitRatePerSecond?: number | null;
+  admitBurst?: number;
+  maxActive?: number | null;
+  opensAt?: number | null;
+  shuffle?: boolean;
+}
+
+/** The `admission` option of {@link WaitingQueueOptions}. */
+export type AdmissionOptions =
+  | { mode: 'fixed' }
+  | {
+      mode: 'adaptive';
+      /** Orders slower than this (from claim to consume or release, on average) count as unhealthy. */
+      targetLatencyMs: number;
+      /** The rate never falls below this. */
+      minRatePerSecond: number;
+      /** The rate never rises above this. */
+      maxRatePerSecond: number;
+    };
+
+/** One minute of admissions: how many waited how long (bin -> count), and the longest wait. */
+export interface WaitSlot {
+  /** The minute, as floor(epoch ms / 60,000). */
+  minute: number;
+  maxMs: number;
+  counts: Map<number, number>;
+}
+
+/** One polling tier: members with rank below `belowRank` poll every `seconds`. The last tier has no `belowRank`. */
+export interface PollingTier {
+  belowRank?: number;
+  seconds: number;
 }

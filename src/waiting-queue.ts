@@ -187,7 +187,7 @@ export class WaitingQueue {
       snapshot.rank < head &&
       !(hintedHead !== undefined && snapshot.rank < hintedHead)
     ) {
-      this.#presence.note(id, 'seen', snapshot.now, snapshot.seq ?? null);
+      this.#presence.note(id, 'seen', snapshot.now, snapshot.score ?? null);
     }
     // No invalidation of the snapshot: a new member is behind everyone it shows, and the
     // snapshot's refresh limit must hold under the arrival surge (it is at most refreshMs old).
@@ -521,7 +521,7 @@ export class WaitingQueue {
     if (polled !== undefined && this.#presence) {
       const head = this.#presenceHead(snapshot.controls);
       if (snapshot.status === 'WAITING' && head !== undefined && snapshot.rank !== null && snapshot.rank < head)
-        this.#presence.note(polled, 'seen', snapshot.now, snapshot.seq ?? null);
+        this.#presence.note(polled, 'seen', snapshot.now, snapshot.score ?? null);
       if (snapshot.status === 'READY' && this.#config.pickupTimeoutMs !== null) this.#presence.note(polled, 'pickedUp', snapshot.now);
     }
     return buildPosition(snapshot, this.#config, this.#config.pollingIntervals);

@@ -37,7 +37,7 @@ const store = {
   async enter(queue, memberId, options) {
     count('enter');
     const s = await inner.enter(queue, memberId, options); // options: the deadline, the presence head, a passthrough token
-    if (s.status === 'WAITING' && s.seq !== null && s.seq !== undefined) seqOf.set(memberId, s.seq);
+    if (s.status === 'WAITING' && s.score !== null && s.score !== undefined) seqOf.set(memberId, s.score);
     return s;
   },
   async admit(queue, request) {

@@ -635,7 +635,7 @@ export class MemoryStore implements Store {
       entryTokenExpiresAt: ready ? record.tokenExp : null,
       window: q.window,
       now,
-      seq: rank === null ? null : q.waiting.seqOf(memberId),
+      score: rank === null ? null : q.waiting.seqOf(memberId),
       controls: controlsView(q.controls, q.adaptive?.rate),
     };
   }

@@ -2,9 +2,7 @@
 // exchanges with WaitingQueue. Exported for custom stores; users of WaitingQueue
 // see only the results in types.ts.
 
-import type { ControlsPatch, QueueMode } from '../controls.js';
-import type { WaitSlot } from '../queue-figures.js';
-import type { MemberInspection, PositionStatus, QueueTotals } from '../types.js';
+import type { ControlsPatch, MemberInspection, PositionStatus, QueueMode, QueueTotals, WaitSlot } from '../types.js';
 
 /**
  * The controls a position shows, as the store read them with it. Optional in
@@ -95,7 +93,7 @@ export interface MemberSnapshot {
   /** The store's clock (Redis `TIME`), epoch ms. */
   now: number;
   /** WAITING only: the member's entry score (its place in the line's order). Optional for custom stores. */
-  seq?: number | null;
+  score?: number | null;
   /** The controls in force when the store answered. Optional for custom stores. */
   controls?: ControlsView;
   /** enter only: the member is new and the queue lets everyone through; send the call again with a token. */

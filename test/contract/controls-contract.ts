@@ -197,7 +197,7 @@ export function describeControlsContract(label: string, harness: StoreHarness): 
       expect(await ranksOf(`${name}-fifo`)).toEqual([0, 1, 2, 64, 128, 256, 512, 1024, 1201, 1202, 1203]);
       // Each probe is the score of the member at its rank: the line is early, the draw, then later arrivals.
       const line = ['early0', 'early1', ...drawOrder((await queue.controls()).drawSeed!, members), 'after0', 'after1'];
-      for (const p of (await store.queueSnapshot!(name)).probes!) expect((await store.position(name, line[p.rank]!)).seq).toBe(p.seq);
+      for (const p of (await store.queueSnapshot!(name)).probes!) expect((await store.position(name, line[p.rank]!)).score).toBe(p.seq);
       // shuffle turned off after the opening leaves the drawn scores, and their probes.
       await queue.setControls({ shuffle: false });
       expect(await ranksOf(name)).toEqual(drawn);

@@ -639,7 +639,7 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
         const seqAt = async (rank: number) => {
           for (const id of ids(0, 300)) {
             const s = await store.position(name, id);
-            if (s.status === 'WAITING' && s.rank === rank) return s.seq;
+            if (s.status === 'WAITING' && s.rank === rank) return s.score;
           }
           throw new Error(`nobody at rank ${rank}`);
         };

@@ -134,7 +134,7 @@ describe.each(CLIENT_KINDS)('group commit on %s', (kind) => {
 
     const view = (o: { ok: true; value: MemberSnapshot } | { ok: false; error: unknown }) =>
       o.ok
-        ? [o.value.status, o.value.rank, o.value.totalWaiting, o.value.entryToken !== null, o.value.seq ?? null, o.value.joined ?? false]
+        ? [o.value.status, o.value.rank, o.value.totalWaiting, o.value.entryToken !== null, o.value.score ?? null, o.value.joined ?? false]
         : ['error', String(o.error)];
     expect(together.slice(1).map(view)).toEqual(oneByOne.map(view));
     expect(together.slice(1).map((o) => (o.ok ? o.value.rank : 'error'))).toEqual([0, 3, null, 4, 3, 2, 5, 4, 1, 6, 6]);
