@@ -12,8 +12,13 @@
   KEYS[4] meta     hash: gen, the order window (lua/includes/orderHealth.lua)
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id   ARGV[3] claim id
-  ARGV[4] the claim's lease (ms; '' if unknown): a release is a failed order, its
-          latency (claim to now) recorded for adaptive admission
+  ARGV[4] the claim's lease (ms; '' if unknown), to measure the order's latency (claim to now)
+  ARGV[5] '0' the order path did not fail (a 4xx answer: validation, out of stock, payment
+          declined): nothing is recorded for adaptive admission; '1' or absent: it failed (a
+          thrown handler, a 5xx, a dropped connection), recorded as a failed order with its
+          latency, but at most once per token per order window: the token record keeps when
+          it last counted (failedAt), so claiming and failing one token again and again
+          counts once every ORDER_WINDOW_MS (O(1), nothing kept beside the token)
 
   Returns 1 released, 0 this claim no longer held the token, STATE_LOST.
 ]]
@@ -23,7 +28,8 @@
 --- @include "orderHealth"
 
 local expected, member, claimId, lease = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4] or '')
-if not (expected and member and claimId and claimId ~= '') then
+local failedArg = ARGV[5] or ''
+if not (expected and member and claimId and claimId ~= '') or not (failedArg == '' or failedArg == '0' or failedArg == '1') then
   return redis.error_reply('ERR waitgate: bad release arguments')
 end
 local now = nowMs()
@@ -34,10 +40,15 @@ if not record or record.claimId ~= claimId or deadlineOf(record) <= now then ret
 
 -- Its lease gone from leases: it lapsed and an admission step counted it as a failed order already.
 local leased = redis.call('ZREM', KEYS[3], member) == 1
-if leased and lease then
-  recordOrders(KEYS[4], now, 1, 1, math.max(0, now - (record.claimExp - lease)), 1)
-elseif leased then
-  recordOrders(KEYS[4], now, 1, 1, 0, 0)
+-- A clock that went back (failover) counts again rather than never.
+local counts = failedArg ~= '0' and (now - record.failedAt >= ORDER_WINDOW_MS or now < record.failedAt)
+if leased and counts then
+  record.failedAt = now
+  if lease then
+    recordOrders(KEYS[4], now, 1, 1, math.max(0, now - (record.claimExp - lease)), 1)
+  else
+    recordOrders(KEYS[4], now, 1, 1, 0, 0)
+  end
 end
 record.claimId, record.claimExp = '', 0
 redis.call('HSET', KEYS[1], member, formatRecord(record))

@@ -10,6 +10,7 @@ export {
   type Listener as WaitingQueueListener,
 } from './waiting-queue.js';
 export type { Admitter, AdmitterOptions } from './admitter.js';
+export type { ReleaseOptions } from './release-options.js';
 export { RedisStore, type RedisStoreOptions, type RedisClientLike } from './store/redis-store.js';
 export type { SubscriberLike, IoredisSubscriberLike, NodeRedisSubscriberLike } from './store/head-moves.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
@@ -41,6 +42,7 @@ export type {
   ClaimRequest,
   ClaimResult,
   SettleRequest,
+  ReleaseRequest,
   ConsumeRequest,
   StatsSnapshot,
   QueueSnapshot,

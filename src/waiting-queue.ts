@@ -10,6 +10,7 @@ import { EntryTokenError, WaitgateConfigError, isWaitgateError } from './errors.
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache, watchHeadMovesOf } from './position-cache.js';
+import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
 import { PRESENCE_FLUSH_MS, Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { waitFigures } from './queue-figures.js';
@@ -429,13 +430,17 @@ export class WaitingQueue {
 
   /**
    * Gives the claimed token back after the order rolled back (CLAIMED -> READY),
-   * so the member can retry with it until it expires.
+   * so the member can retry with it until it expires. With adaptive admission it
+   * counts as a failed order unless `{ failed: false }` says the order path did not
+   * fail (a 4xx answer: validation, out of stock, payment declined).
    * @returns true if this claim still held the token.
+   * @throws {@link WaitgateConfigError} for a bad option; {@link StoreUnavailableError} (retrying is safe).
    */
-  async release(claim: Claim): Promise<boolean> {
+  async release(claim: Claim, options?: ReleaseOptions): Promise<boolean> {
+    const { failed } = parseReleaseOptions(options);
     const settle = this.#settleRequest(claim);
     if (!settle) return false;
-    const released = await this.#call('release', (s) => s.release(this.name, { ...settle, leaseMs: this.#config.claimTtlMs }));
+    const released = await this.#call('release', (s) => s.release(this.name, { ...settle, leaseMs: this.#config.claimTtlMs, failed }));
     if (released) this.#events.emit('released', { memberId: settle.memberId, tokenId: String(claim.tokenId) });
     return released;
   }

@@ -1,17 +1,23 @@
 -- A member's token lives in one hash field: "tokenExpMs|claimExpMs|claimId|token" and,
--- while nobody has picked the token up (pickupTimeoutSeconds), "|pickupByMs".
+-- while nobody has picked the token up (pickupTimeoutSeconds), "|pickupByMs"; once a
+-- release of it counted as a failed order (lua/release-4.lua), "|[pickupByMs]|failedAtMs".
 -- claimId is empty while the token is not claimed; a lapsed claim keeps its id so
 -- that the lapsed claimer may still consume as long as nobody took the token over.
 local function parseRecord(raw)
   if not raw then return nil end
-  local tokenExp, claimExp, claimId, token, pickupBy = string.match(raw, '^(%d+)|(%d+)|([^|]*)|([^|]+)|?(%d*)$')
+  local tokenExp, claimExp, claimId, token, pickupBy, failedAt = string.match(raw, '^(%d+)|(%d+)|([^|]*)|([^|]+)|?(%d*)|?(%d*)$')
   if not tokenExp then return nil end
-  return { tokenExp = tonumber(tokenExp), claimExp = tonumber(claimExp), claimId = claimId, token = token, pickupBy = tonumber(pickupBy) or 0 }
+  return {
+    tokenExp = tonumber(tokenExp), claimExp = tonumber(claimExp), claimId = claimId, token = token,
+    pickupBy = tonumber(pickupBy) or 0, failedAt = tonumber(failedAt) or 0,
+  }
 end
 
 local function formatRecord(r)
   local raw = int(r.tokenExp) .. '|' .. int(r.claimExp) .. '|' .. r.claimId .. '|' .. r.token
-  if r.pickupBy and r.pickupBy > 0 then raw = raw .. '|' .. int(r.pickupBy) end
+  local pickupBy = r.pickupBy and r.pickupBy > 0
+  if pickupBy then raw = raw .. '|' .. int(r.pickupBy) end
+  if r.failedAt and r.failedAt > 0 then raw = raw .. (pickupBy and '|' or '||') .. int(r.failedAt) end
   return raw
 end
 

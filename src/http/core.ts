@@ -1,5 +1,6 @@
 // The framework-neutral HTTP mapping: queue results and errors -> { status, headers, body }.
-// Each adapter (express.ts, fastify.ts, koa.ts) is a thin shell over this file.
+// Each adapter (express.ts, fastify.ts, koa.ts, nestjs/, and fetch.ts and hono.ts through web.ts) is
+// a thin shell over this file; how an order request ended settles its claim here (settleEnded).
 
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
@@ -162,16 +163,66 @@ export async function runGuard<Req>(
 }
 
 /**
- * Auto settle: consume when the response finished with a 2xx status, release when
- * it finished otherwise or the connection closed before it finished.
+ * How an order request ended, as an adapter sees it: the status it finished with, an
+ * error the handler threw (before or instead of an answer), or a connection dropped
+ * before the response finished.
+ */
+export interface OrderEnd {
+  status?: number;
+  thrown?: boolean;
+  error?: unknown;
+  aborted?: boolean;
+}
+
+/**
+ * Whether the order path failed (SPEC §14), so that a release counts as a failed order
+ * for adaptive admission: a dropped connection, a 5xx, or a thrown handler. A 4xx is an
+ * answer the app gave on purpose (validation, out of stock, payment declined), also when
+ * it came from a thrown error that declares it (`HttpException`, `HTTPException`,
+ * http-errors: `getStatus()`, `status` or `statusCode`) or that the framework answered
+ * with it. Any other status (3xx, a 2xx a thrown error was turned into) is no failure
+ * unless something was thrown.
+ */
+export function orderFailed(end: OrderEnd): boolean {
+  if (end.aborted) return true;
+  const status = end.status ?? (end.thrown ? declaredStatus(end.error) : undefined);
+  if (status !== undefined && status >= 400 && status < 500) return false;
+  return end.thrown === true || status === undefined || status >= 500;
+}
+
+/** The HTTP status a thrown error declares, if any. */
+function declaredStatus(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const e = error as { getStatus?: unknown; status?: unknown; statusCode?: unknown };
+  let status: unknown;
+  try {
+    status = typeof e.getStatus === 'function' ? (e.getStatus as () => unknown).call(error) : (e.status ?? e.statusCode);
+  } catch {
+    return undefined;
+  }
+  return typeof status === 'number' && Number.isInteger(status) ? status : undefined;
+}
+
+/**
+ * Auto settle of an entry from how its request ended, the one place every adapter
+ * decides it: a 2xx that finished (nothing thrown) consumes; anything else releases,
+ * counted as a failed order only when {@link orderFailed}.
+ */
+export function settleEnded(entry: Entry, end: OrderEnd): void {
+  const ok = !end.aborted && !end.thrown && end.status !== undefined && end.status >= 200 && end.status < 300;
+  void (ok ? entry.consume() : entry.release({ failed: orderFailed(end) }));
+}
+
+/**
+ * Auto settle on Node's response: consume when it finished with a 2xx status, release
+ * when it finished otherwise or the connection closed before it finished.
  */
 export function settleWhenFinished(res: ServerResponse, entry: Entry): void {
   let done = false;
   const settle = (finished: boolean) => {
     if (done) return;
     done = true;
-    if (finished && res.statusCode >= 200 && res.statusCode < 300) void entry.consume();
-    else void entry.release();
+    settleEnded(entry, finished ? { status: res.statusCode } : { aborted: true });
   };
   res.once('finish', () => settle(true));
   res.once('close', () => settle(res.writableFinished));

@@ -1,6 +1,7 @@
 // The claimed entry a guard hands to the order handler: consume once after commit, or release.
 
 import { StoreUnavailableError, isWaitgateError } from '../errors.js';
+import { parseReleaseOptions, type ReleaseOptions } from '../release-options.js';
 import type { Claim } from '../types.js';
 import { REPORT_ERROR, type WaitingQueue } from '../waiting-queue.js';
 
@@ -36,8 +37,13 @@ export interface Entry {
    * The first of consume/release wins; a later call of the other answers false.
    */
   consume(): Promise<boolean>;
-  /** After the order rolled back: gives the token back (same contract as consume). */
-  release(): Promise<boolean>;
+  /**
+   * After the order rolled back: gives the token back (same contract as consume). With
+   * adaptive admission it counts as a failed order unless `{ failed: false }` says the
+   * order path did not fail (a 4xx answer: validation, out of stock, payment declined).
+   * Rejects only for a bad option ({@link index!WaitgateConfigError}).
+   */
+  release(options?: ReleaseOptions): Promise<boolean>;
   /** Where settling stands now. */
   readonly state: SettleState;
   /**
@@ -63,10 +69,10 @@ export function createEntry(queue: WaitingQueue, claim: Claim, retryDelaysMs: re
     resolveOutcome(final);
   };
 
-  const settle = (action: Action): Promise<boolean> => {
+  const settle = (action: Action, failed = true): Promise<boolean> => {
     if (first) return first.action === action ? first.answer : Promise.resolve(false);
     state = 'settling';
-    const run = () => (action === 'consume' ? queue.consume(claim) : queue.release(claim));
+    const run = () => (action === 'consume' ? queue.consume(claim) : queue.release(claim, { failed }));
     const answer = run().then(
       (applied) => {
         finish(applied ? 'confirmed' : 'refused');
@@ -92,7 +98,15 @@ export function createEntry(queue: WaitingQueue, claim: Claim, retryDelaysMs: re
     tokenId: claim.tokenId,
     claim,
     consume: () => settle('consume'),
-    release: () => settle('release'),
+    release: (options?: ReleaseOptions) => {
+      let failed: boolean;
+      try {
+        ({ failed } = parseReleaseOptions(options));
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+      return settle('release', failed);
+    },
     get state() {
       return state;
     },

@@ -2,7 +2,7 @@
 // (internal: neither re-exports more than its types).
 
 import type { WaitingQueue } from '../waiting-queue.js';
-import { runGuard, type Entry, type HttpResult, type RequireEntryTokenOptions, type ResolvedGuardOptions } from './core.js';
+import { runGuard, settleEnded, type Entry, type HttpResult, type OrderEnd, type RequireEntryTokenOptions, type ResolvedGuardOptions } from './core.js';
 
 /** What the guard does when the store cannot be reached: its `onStoreUnavailable` option. */
 export type StoreUnavailableMode = 'fail-closed' | 'fail-open';
@@ -37,7 +37,8 @@ export function toResponse(result: HttpResult): Response {
  *
  * With `settle: 'auto'` the response's end settles the claim (see {@link settleWhenFinished}); a
  * `run` that throws releases it. `failed()` is asked once `run` resolved, for frameworks that turn
- * a thrown handler into a response (Hono's `onError`): true releases whatever the status.
+ * a thrown handler into a response (Hono's `onError`): true releases whatever the status (counted
+ * as a failed order unless that response is a 4xx: see `orderFailed` in core.ts).
  */
 export async function guardRequest<Req>(
   queue: WaitingQueue,
@@ -56,26 +57,26 @@ export async function guardRequest<Req>(
   try {
     response = await run(outcome.entry);
   } catch (error) {
-    settle(false);
+    settle({ thrown: true, error });
     throw error;
   }
-  return settleWhenFinished(response, !failed() && response.ok, settle);
+  return settleWhenFinished(response, { status: response.status, thrown: failed() }, settle);
 }
 
 /**
- * Settles an entry once: consume (`sent` true) or release. A request whose signal aborts first
- * (the client hung up: Node adapters, Bun, Deno and Next.js abort it) releases, like a closed
- * connection in the Node adapters.
+ * Settles an entry once, from how its request ended (core.ts `settleEnded`). A request whose
+ * signal aborts first (the client hung up: Node adapters, Bun, Deno and Next.js abort it)
+ * releases as a failed order, like a closed connection in the Node adapters.
  */
-function settleOnce(entry: Entry, signal: AbortSignal): (sent: boolean) => void {
+function settleOnce(entry: Entry, signal: AbortSignal): (end: OrderEnd) => void {
   let done = false;
-  const settle = (sent: boolean) => {
+  const settle = (end: OrderEnd) => {
     if (done) return;
     done = true;
     signal.removeEventListener('abort', onAbort);
-    void (sent ? entry.consume() : entry.release());
+    settleEnded(entry, end);
   };
-  const onAbort = () => settle(false);
+  const onAbort = () => settle({ aborted: true });
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
   return settle;
@@ -94,9 +95,9 @@ function settleOnce(entry: Entry, signal: AbortSignal): (sent: boolean) => void 
  * A Response nobody reads nor cancels (a framework that drops it) never settles: the claim's
  * lease (`claimTtlSeconds`) then lapses and the token is usable again.
  */
-function settleWhenFinished(response: Response, ok: boolean, settle: (sent: boolean) => void): Response {
-  if (!ok || response.body === null) {
-    settle(ok);
+function settleWhenFinished(response: Response, end: OrderEnd, settle: (end: OrderEnd) => void): Response {
+  if (end.thrown || !response.ok || response.body === null) {
+    settle(end);
     return response;
   }
   const reader = response.body.getReader();
@@ -107,14 +108,14 @@ function settleWhenFinished(response: Response, ok: boolean, settle: (sent: bool
           const { done, value } = await reader.read();
           if (!done) return controller.enqueue(value);
           controller.close();
-          settle(true);
+          settle(end);
         } catch (error) {
-          settle(false);
+          settle({ aborted: true });
           controller.error(error);
         }
       },
       async cancel(reason) {
-        settle(false);
+        settle({ aborted: true });
         await reader.cancel(reason);
       },
     },

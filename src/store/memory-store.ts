@@ -6,7 +6,7 @@ import { EMPTY_WINDOW, recordAdmissionStep } from '../admission-window.js';
 import { drawScore, type QueueMode } from '../controls.js';
 import { QueueClosedError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
-import { EVALUATE_EVERY_MS, OrderWindow, nextRate } from '../admission-control.js';
+import { EVALUATE_EVERY_MS, ORDER_WINDOW_MS, OrderWindow, nextRate } from '../admission-control.js';
 import { EntryCheckpoints, recordWaits, type WaitSlot } from '../queue-figures.js';
 import type { MemberInspection, QueueTotals } from '../types.js';
 import type {
@@ -23,7 +23,7 @@ import type {
   HeadMovesWatch,
   MemberSnapshot,
   QueueSnapshot,
-  SettleRequest,
+  ReleaseRequest,
   StatsSnapshot,
   Store,
   StoredControls,
@@ -47,6 +47,8 @@ interface TokenRecord {
   pickupBy: number;
   /** Its lease lapsed and was counted as a failed order (mirrors removing it from the `leases` key). */
   leaseCounted?: boolean;
+  /** When a release of it last counted as a failed order (at most once per ORDER_WINDOW_MS). */
+  failedAt?: number;
 }
 
 interface QueueState {
@@ -401,12 +403,17 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async release(queue: string, request: SettleRequest): Promise<boolean> {
+  async release(queue: string, request: ReleaseRequest): Promise<boolean> {
     const q = this.#queue(queue);
     const record = q.tokens.get(request.memberId);
     const now = this.#now();
     if (!record || record.claimId !== request.claimId || deadlineOf(record) <= now) return false;
-    if (!record.leaseCounted) q.orders.record(now, this.#settled(record, now, request.leaseMs, true));
+    // Only a failed order path counts, once per token per order window (mirrors lua/release-4.lua).
+    const last = record.failedAt ?? 0;
+    if (!record.leaseCounted && request.failed !== false && (now - last >= ORDER_WINDOW_MS || now < last)) {
+      record.failedAt = now;
+      q.orders.record(now, this.#settled(record, now, request.leaseMs, true));
+    }
     record.claimId = null;
     record.claimExp = 0;
     return true;

@@ -42,7 +42,7 @@ import type {
   HeadMovesWatch,
   MemberSnapshot,
   QueueSnapshot,
-  SettleRequest,
+  ReleaseRequest,
   StatsSnapshot,
   Store,
   StoreWarning,
@@ -274,11 +274,10 @@ export class RedisStore implements Store {
     );
   }
 
-  async release(queue: string, request: SettleRequest): Promise<boolean> {
+  async release(queue: string, request: ReleaseRequest): Promise<boolean> {
     const k = this.#keysOf(queue);
-    return (
-      (await this.#call<number>(queue, 'release', [k.tokens, k.active, k.leases, k.meta], [request.memberId, request.claimId, request.leaseMs ?? ''])) === 1
-    );
+    const args = [request.memberId, request.claimId, request.leaseMs ?? '', request.failed === false ? '0' : '1'];
+    return (await this.#call<number>(queue, 'release', [k.tokens, k.active, k.leases, k.meta], args)) === 1;
   }
 
   async leave(queue: string, memberId: string): Promise<boolean> {

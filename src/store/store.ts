@@ -244,6 +244,16 @@ export interface SettleRequest {
   leaseMs?: number;
 }
 
+export interface ReleaseRequest extends SettleRequest {
+  /**
+   * Whether the order path failed (a thrown handler, a 5xx, a dropped connection), so the
+   * release counts as a failed order for adaptive admission, at most once per token per
+   * order window (2 s). false (a 4xx answer: validation, out of stock, payment declined):
+   * the release is not counted at all. Absent: true.
+   */
+  failed?: boolean;
+}
+
 export interface ConsumeRequest extends SettleRequest {
   /** How long a consumed claim id is remembered, so a repeated consume still answers true. */
   rememberMs: number;
@@ -292,7 +302,7 @@ export interface Store {
   admit(queue: string, request: AdmitRequest): Promise<AdmitResult>;
   claim(queue: string, request: ClaimRequest): Promise<ClaimResult>;
   consume(queue: string, request: ConsumeRequest): Promise<boolean>;
-  release(queue: string, request: SettleRequest): Promise<boolean>;
+  release(queue: string, request: ReleaseRequest): Promise<boolean>;
   leave(queue: string, memberId: string): Promise<boolean>;
   stats(queue: string): Promise<StatsSnapshot>;
   /** Optional: after the queue's state was lost (QueueStateLostError), accept what the store holds now. */

@@ -4,7 +4,7 @@
 // Redis (real time), so the stores agree. The law is in src/admission-control.ts.
 
 import { describe, expect, it } from 'vitest';
-import { WaitingQueue, type WaitingQueueOptions } from '../../src/index.js';
+import { WaitingQueue, type Claim, type WaitingQueueOptions } from '../../src/index.js';
 import type { StoreHarness } from './store-contract.js';
 import { uniqueName } from '../support/unique.js';
 
@@ -27,11 +27,16 @@ export function describeAdaptiveContract(label: string, harness: StoreHarness): 
    * One second of the sale: an admission step (which evaluates the law), then `orders`
    * of the admitted members claim and settle after `latencyMs`, by consume or release.
    */
-  async function second(queue: WaitingQueue, elapse: (ms: number) => Promise<void>, orders: { count: number; latencyMs: number; fail?: boolean }) {
+  async function second(
+    queue: WaitingQueue,
+    elapse: (ms: number) => Promise<void>,
+    orders: { count: number; latencyMs: number; fail?: boolean; failed?: boolean },
+  ) {
     const admitted = await queue.admit();
     const claims = await Promise.all(admitted.slice(0, orders.count).map((a) => queue.claim(a.memberId, a.entryToken)));
     await elapse(orders.latencyMs);
-    await Promise.all(claims.map((c) => (orders.fail ? queue.release(c) : queue.consume(c))));
+    const release = (c: Claim) => (orders.failed === undefined ? queue.release(c) : queue.release(c, { failed: orders.failed }));
+    await Promise.all(claims.map((c) => (orders.fail ? release(c) : queue.consume(c))));
     await elapse(SECOND - orders.latencyMs);
     return (await queue.controls()).admitRatePerSecond;
   }
@@ -69,6 +74,40 @@ export function describeAdaptiveContract(label: string, harness: StoreHarness): 
       const rates: number[] = [];
       for (let i = 0; i < 3; i++) rates.push(await second(queue, elapse, { count: 3, latencyMs: 10, fail: true }));
       expect(rates.map((r) => Math.round(r * 1000) / 1000)).toEqual([20, 16, 12.8]);
+    });
+
+    it('a release declared not failed ({ failed: false }: a 4xx answer) neither lowers nor raises it; { failed: true } and the default count a failure', async () => {
+      const { queue, elapse } = await setup();
+      const rates: number[] = [];
+      for (const failed of [false, false, true, undefined]) rates.push(await second(queue, elapse, { count: 3, latencyMs: 10, fail: true, failed }));
+      rates.push(await second(queue, elapse, { count: 0, latencyMs: 0 }));
+      // Each admission step judges the orders of the seconds before it: the releases not
+      // failed are no orders to judge by (the rate holds), the failed ones are 100% failures.
+      expect(rates.map((r) => Math.round(r * 1000) / 1000)).toEqual([20, 20, 20, 16, 12.8]);
+    });
+
+    it('one token counts at most one failure per order window, however often it is claimed and released failed', async () => {
+      const { queue, elapse } = await setup({ admitRatePerSecond: 10 });
+      const admitted = await queue.admit(); // 20 (the burst), evaluated with no orders: 10
+      const orders = await Promise.all(admitted.slice(0, 12).map((a) => queue.claim(a.memberId, a.entryToken)));
+      await elapse(10);
+      for (const c of orders) expect(await queue.consume(c)).toBe(true);
+      const shopper = admitted[12]!;
+      for (let i = 0; i < 20; i++) {
+        const claim = await queue.claim(shopper.memberId, shopper.entryToken);
+        expect(await queue.release(claim, { failed: true })).toBe(true);
+      }
+      await elapse(SECOND);
+      await queue.admit();
+      // 1 failure in 13 orders (7.7%): healthy, + 20 / 25. Counted 20 times (20 of 32) it would be x0.8: 8.
+      expect((await queue.controls()).admitRatePerSecond).toBeCloseTo(10.8, 9);
+      // Once the window has passed, the same token failing again counts again (alone: 100%, x0.8).
+      await elapse(4 * SECOND);
+      const again = await queue.claim(shopper.memberId, shopper.entryToken);
+      expect(await queue.release(again)).toBe(true);
+      await elapse(SECOND);
+      await queue.admit();
+      expect((await queue.controls()).admitRatePerSecond).toBeCloseTo(10.8 * 0.8, 9);
     });
 
     it('holds the rate while no order settles (paused, before an opening, nobody ordering)', async () => {

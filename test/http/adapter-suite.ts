@@ -12,8 +12,8 @@ import { storeWith } from '../support/store-with.js';
  * The app every adapter test builds:
  * - queue routes under `/queue`, the member taken from the `x-member` header (absent -> none);
  * - `POST /orders` behind the guard; its handler records each call, then, following headers:
- *   `x-test-delay` ms to wait, `x-test-throw` to throw, `x-test-settle: consume|release` (manual mode)
- *   to settle before answering, `x-test-status` for the status (default 201). It answers
+ *   `x-test-delay` ms to wait, `x-test-throw` to throw, `x-test-settle: consume|release|release-not-failed`
+ *   (manual mode) to settle before answering (the last: `release({ failed: false })`), `x-test-status` for the status (default 201). It answers
  *   `{ tokenId, settled }` (tokenId null when no entry).
  */
 export interface AppSetup {
@@ -43,7 +43,14 @@ export async function orderBehaviour(headers: Record<string, string | string[] |
   if (delay > 0) await new Promise((r) => setTimeout(r, delay));
   if (header('x-test-throw')) throw new Error('handler failed');
   const how = header('x-test-settle');
-  const settled = how === 'consume' ? await entry?.consume() : how === 'release' ? await entry?.release() : null;
+  const settled =
+    how === 'consume'
+      ? await entry?.consume()
+      : how === 'release'
+        ? await entry?.release()
+        : how === 'release-not-failed'
+          ? await entry?.release({ failed: false })
+          : null;
   return { status: Number(header('x-test-status') ?? 201), body: { tokenId: entry?.tokenId ?? null, settled: settled ?? null } };
 }
 
@@ -65,11 +72,24 @@ const deadStore: Store = new Proxy({} as Store, { get: () => () => new Promise((
 
 export function describeAdapter(name: string, startApp: AppFactory): void {
   async function setup(
-    options: { settle?: 'auto' | 'manual'; store?: Store; onStoreUnavailable?: 'fail-closed' | 'fail-open'; claimTtlSeconds?: number } = {},
+    options: {
+      settle?: 'auto' | 'manual';
+      store?: Store;
+      onStoreUnavailable?: 'fail-closed' | 'fail-open';
+      claimTtlSeconds?: number;
+      /** Adaptive admission from 10/s, where only failures move the rate (x0.8 when over 10%). */
+      adaptive?: boolean;
+    } = {},
   ) {
     let now = Date.now();
     const store = options.store ?? new MemoryStore({ now: () => now });
-    const queue = new WaitingQueue({ store, operationTimeoutMs: 100, claimTtlSeconds: options.claimTtlSeconds ?? 30 });
+    const admission = options.adaptive ? ({ mode: 'adaptive', targetLatencyMs: 600_000, minRatePerSecond: 1, maxRatePerSecond: 10 } as const) : undefined;
+    const queue = new WaitingQueue({
+      store,
+      operationTimeoutMs: 100,
+      claimTtlSeconds: options.claimTtlSeconds ?? 30,
+      ...(admission ? { admission, admitRatePerSecond: 10, admitBurst: 20 } : {}),
+    });
     const orders: Array<Entry | undefined> = [];
     const app = await startApp({ queue, settle: options.settle ?? 'auto', onStoreUnavailable: options.onStoreUnavailable, onOrder: (e) => orders.push(e) });
     const call = (method: string, path: string, headers: Record<string, string> | Headers = {}, body?: string) => {
@@ -84,7 +104,14 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
     };
     const order = (member: string, token: string | undefined, extra: Record<string, string> = {}) =>
       call('POST', '/orders', { 'x-member': member, ...(token === undefined ? {} : { 'x-entry-token': token }), ...extra });
-    return { queue, app, call, order, orders, admittedToken, advance: (ms: number) => void (now += ms) };
+    /** The rate adaptive admission sets from the orders settled so far: 10 as long as no failure counted, 8 after one. */
+    const rateAfterOrders = async () => {
+      await expect.poll(async () => (await queue.stats()).claimed).toBe(0);
+      now += 1050; // the law's next evaluation
+      await queue.admit();
+      return (await queue.controls()).admitRatePerSecond;
+    };
+    return { queue, app, call, order, orders, admittedToken, rateAfterOrders, advance: (ms: number) => void (now += ms) };
   }
 
   async function expectError(response: Response, status: number, code: string) {
@@ -296,8 +323,47 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
         }
       });
 
+      it.each([
+        ['a 400 (validation)', { 'x-test-status': '400' }, 400, 10],
+        ['a 409 (out of stock)', { 'x-test-status': '409' }, 409, 10],
+        ['a 402 (payment declined)', { 'x-test-status': '402' }, 402, 10],
+        ['a 503', { 'x-test-status': '503' }, 503, 8],
+        ['a thrown handler', { 'x-test-throw': '1' }, 500, 8],
+      ])('adaptive admission: %s releases the claim; only a failed order path counts as a failed order', async (_label, headers, status, rate) => {
+        const { app, order, admittedToken, rateAfterOrders } = await setup({ adaptive: true });
+        try {
+          const token = await admittedToken('alice');
+          expect((await order('alice', token, headers)).status).toBe(status);
+          // 10: not counted at all (neither lowered nor raised); 8: one failed order of one, x0.8.
+          expect(await rateAfterOrders()).toBe(rate);
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('adaptive admission: one shopper answered 400 again and again counts nothing; failing again and again counts once', async () => {
+        const { app, order, admittedToken, rateAfterOrders } = await setup({ adaptive: true });
+        try {
+          // Each answer releases the claim once sent: poll past a 409 IN_USE until the release landed.
+          const alice = await admittedToken('alice');
+          for (let i = 0; i < 20; i++) await expect.poll(async () => (await order('alice', alice, { 'x-test-status': '400' })).status).toBe(400);
+          expect(await rateAfterOrders()).toBe(10);
+          const bob = await admittedToken('bob');
+          for (let i = 0; i < 10; i++) await expect.poll(async () => (await order('bob', bob, { 'x-test-status': '500' })).status).toBe(500);
+          for (let i = 0; i < 10; i++) {
+            const response = await order(`c${i}`, await admittedToken(`c${i}`));
+            expect(response.status).toBe(201);
+            await response.text(); // read to its end: sent, so consumed
+          }
+          // bob's ten failures count once: 1 of 11 orders (9%), healthy (10, the maximum). Counted ten times: x0.8.
+          expect(await rateAfterOrders()).toBe(10);
+        } finally {
+          await app.close();
+        }
+      });
+
       it('releases when the client hangs up mid-handler', async () => {
-        const { app, admittedToken, queue, orders } = await setup();
+        const { app, admittedToken, queue, orders, rateAfterOrders } = await setup({ adaptive: true });
         try {
           const token = await admittedToken('alice');
           const headers = { 'x-member': 'alice', 'x-entry-token': token, 'x-test-delay': '2000' };
@@ -320,6 +386,7 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
             hangUp.abort();
           }
           await expect.poll(async () => (await queue.stats()).claimed, { timeout: 1500 }).toBe(0);
+          expect(await rateAfterOrders()).toBe(8); // a dropped connection is a failed order
           const claim = await queue.claim('alice', token);
           expect(claim.memberId).toBe('alice');
         } finally {
@@ -349,6 +416,19 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
           const response = await order('alice', token, { 'x-test-settle': 'consume', 'x-test-status': '500' });
           expect(await response.json()).toMatchObject({ settled: true });
           expect(await queue.state('alice')).toBe('NOT_ENTERED');
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('adaptive admission: entry.release() counts a failed order, entry.release({ failed: false }) does not', async () => {
+        const { app, order, admittedToken, rateAfterOrders } = await setup({ settle: 'manual', adaptive: true });
+        try {
+          const token = await admittedToken('alice');
+          expect(await (await order('alice', token, { 'x-test-settle': 'release-not-failed', 'x-test-status': '400' })).json()).toMatchObject({ settled: true });
+          expect(await rateAfterOrders()).toBe(10);
+          expect(await (await order('alice', token, { 'x-test-settle': 'release', 'x-test-status': '500' })).json()).toMatchObject({ settled: true });
+          expect(await rateAfterOrders()).toBe(8);
         } finally {
           await app.close();
         }

@@ -1,6 +1,7 @@
 // The entry the guards hand to order handlers: settling under store failures.
 
 import { describe, expect, it } from 'vitest';
+import { orderFailed } from '../../src/http/core.js';
 import { createEntry } from '../../src/http/entry.js';
 import { MemoryStore, QueueStateLostError, StoreUnavailableError, WaitingQueue, type Store } from '../../src/index.js';
 import { storeWith } from '../support/store-with.js';
@@ -60,5 +61,40 @@ describe('entry settling', () => {
     expect(await entry.consume()).toBe(true);
     expect(await entry.release()).toBe(false);
     expect(entry.state).toBe('confirmed');
+  });
+});
+
+describe('orderFailed: which ends of an order request count as a failed order (SPEC §14)', () => {
+  it.each([
+    ['a 2xx', { status: 201 }, false],
+    ['a 3xx', { status: 303 }, false],
+    ['a 400', { status: 400 }, false],
+    ['a 409', { status: 409 }, false],
+    ['a 499', { status: 499 }, false],
+    ['a 500', { status: 500 }, true],
+    ['a 503', { status: 503 }, true],
+    ['a dropped connection', { aborted: true }, true],
+    ['a dropped connection after a 400 was written', { status: 400, aborted: true }, true],
+    ['a thrown Error', { thrown: true, error: new Error('x') }, true],
+    ['a thrown non-error', { thrown: true, error: 'x' }, true],
+    ['a thrown error declaring 400 by getStatus() (Nest)', { thrown: true, error: { getStatus: () => 400 } }, false],
+    ['a thrown error declaring 409 by status (Hono, http-errors)', { thrown: true, error: Object.assign(new Error('x'), { status: 409 }) }, false],
+    ['a thrown error declaring 422 by statusCode (Fastify)', { thrown: true, error: { statusCode: 422 } }, false],
+    ['a thrown error declaring 503', { thrown: true, error: { status: 503 } }, true],
+    ['a thrown error whose getStatus throws', { thrown: true, error: { getStatus: () => { throw new Error('x'); } } }, true],
+    ['a thrown error the framework answered with a 400', { thrown: true, error: new Error('x'), status: 400 }, false],
+    ['a thrown error the framework answered with a 2xx', { thrown: true, error: new Error('x'), status: 200 }, true],
+  ])('%s: %s', (_label, end, failed) => {
+    expect(orderFailed(end)).toBe(failed);
+  });
+});
+
+describe('entry.release options', () => {
+  it('refuses a bad option with WaitgateConfigError, settling nothing', async () => {
+    const { entry } = await claimedEntry(() => null);
+    await expect(entry.release({ failed: 'yes' } as never)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    await expect(entry.release({ fail: true } as never)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    expect(entry.state).toBe('unsettled');
+    expect(await entry.release({ failed: false })).toBe(true);
   });
 });

@@ -156,6 +156,35 @@ describe('nestjs: @RequireEntryToken', () => {
     }
   });
 
+  it('adaptive admission: a thrown HttpException below 500 (ConflictException: sold out) releases without counting a failed order; a thrown Error counts one', async () => {
+    let now = Date.now();
+    const admission = { mode: 'adaptive', targetLatencyMs: 600_000, minRatePerSecond: 1, maxRatePerSecond: 10 } as const;
+    const queue = new WaitingQueue({ store: new MemoryStore({ now: () => now }), admitRatePerSecond: 10, admission });
+    let fail: () => never = () => {
+      throw new ConflictException('sold out');
+    };
+    const Orders = orders(() => fail(), RequireEntryToken());
+    const { url, close } = await listen(new ExpressAdapter(), [WaitgateModule.forRoot({ queue, memberId })], [Orders]);
+    const token = await admitted(queue, 'alice'); // released each time: usable again
+    const rateAfter = async (status: number) => {
+      const response = await fetch(`${url}/orders`, { method: 'POST', headers: { 'x-member': 'alice', 'x-entry-token': token } });
+      expect(response.status).toBe(status);
+      await expect.poll(async () => (await queue.stats()).claimed).toBe(0);
+      now += 1050;
+      await queue.admit();
+      return (await queue.controls()).admitRatePerSecond;
+    };
+    try {
+      expect(await rateAfter(409)).toBe(10);
+      fail = () => {
+        throw new Error('database down');
+      };
+      expect(await rateAfter(500)).toBe(8);
+    } finally {
+      await close();
+    }
+  });
+
   it('releases when a guard that runs after it refuses (the handler never ran)', async () => {
     const refuse = { canActivate: () => Promise.reject(new ForbiddenException()) };
     const queue = new WaitingQueue({ store: new MemoryStore() });

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import { HttpException, Inject, Injectable, type CallHandler, type CanActivate, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { tap, type Observable } from 'rxjs';
-import { runGuard, settleWhenFinished, type Entry, type HttpErrorResponse } from '../core.js';
+import { runGuard, settleEnded, settleWhenFinished, type Entry, type HttpErrorResponse } from '../core.js';
 import { WAITGATE_CONFIG, parseRouteOptions, type PlatformRequest, type RouteConfig, type WaitgateModuleConfig } from './options.js';
 
 /** The route's settings, put on the handler by `@RequireEntryToken()`. */
@@ -90,7 +90,9 @@ Inject(HttpAdapterHost)(WaitgateGuard, undefined, 2);
 /**
  * Settles after the handler (applied by `@RequireEntryToken()`): with `settle: 'auto'`,
  * a handler that throws releases the claim at once, before any exception filter answers;
- * so the release wins even if a filter of yours answers that exception with a 2xx. A
+ * so the release wins even if a filter of yours answers that exception with a 2xx. It
+ * counts as a failed order unless the exception declares a 4xx (`BadRequestException`,
+ * `ConflictException`, any `HttpException` below 500: an answer, not a failure). A
  * handler that returns is settled by the status its response finishes with (see
  * {@link WaitgateGuard}). With `settle: 'manual'` it does nothing.
  */
@@ -100,7 +102,7 @@ export class WaitgateInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const entry = context.getType() === 'http' ? entryOf(context.switchToHttp().getRequest<object>()) : undefined;
     if (entry === undefined || routeConfig(this.reflector, context).settle !== 'auto') return next.handle();
-    return next.handle().pipe(tap({ error: () => void entry.release() }));
+    return next.handle().pipe(tap({ error: (error: unknown) => settleEnded(entry, { thrown: true, error }) }));
   }
 }
 Injectable()(WaitgateInterceptor);
