@@ -34,6 +34,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-server.mjs';
+import { messageOf } from './lib/ipc.mjs';
 import { commandStats, countCommands } from './lib/redis-info.mjs';
 import { lineChart } from './lib/svg-chart.mjs';
 
@@ -123,12 +124,7 @@ const hardStop = setTimeout(
 );
 hardStop.unref();
 
-const once = (child, type) =>
-  new Promise((resolve, reject) => {
-    const onMessage = (m) => m.type === type && (child.off('message', onMessage), resolve(m));
-    child.on('message', onMessage);
-    child.once('exit', (code) => reject(new Error(`${child.spawnargs.join(' ')} exited (${code}) before "${type}"`)));
-  });
+const once = messageOf;
 
 /** A redis-server and the shop on it, listening. */
 async function prepare(label, config) {

@@ -13,6 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { RedisStore, WaitingQueue } from 'waitgate';
+import { sendAndExit } from '../lib/ipc.mjs';
 import { createShop } from '../../examples/express-shop/app.mjs';
 import { openDatabase } from '../../examples/express-shop/db.mjs';
 
@@ -235,7 +236,7 @@ process.on('message', async (message) => {
     const skipped = Number.isFinite(lastAdmittedSeq) ? await redis.zcount(waitingKey, '-inf', `(${lastAdmittedSeq}`) : 0;
     const stillWaiting = await redis.zrange(waitingKey, 0, -1);
     const final = await queue.stats();
-    process.send({
+    const result = {
       type: 'result',
       series,
       admittedOrder,
@@ -261,12 +262,12 @@ process.on('message', async (message) => {
       ordersInDb: db.prepare('SELECT COUNT(*) AS n FROM orders').get().n,
       duplicateTokenOrders: db.prepare('SELECT COUNT(*) AS n FROM (SELECT token_id FROM orders GROUP BY token_id HAVING COUNT(*) > 1)').get().n,
       shopCpuSeconds: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
-    });
+    };
     server.closeAllConnections?.();
     server.close();
     await redis.quit();
     db.close();
-    process.exit(0);
+    await sendAndExit(result);
   }
 });
 process.on('disconnect', () => process.exit(1));

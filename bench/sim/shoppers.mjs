@@ -13,6 +13,7 @@
 
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { sendAndExit } from '../lib/ipc.mjs';
 import { mulberry32 } from '../lib/seeded-random.mjs';
 
 const config = JSON.parse(process.env.SIM_CONFIG);
@@ -341,7 +342,8 @@ process.on('message', async (message) => {
     };
   });
   const allPolls = bins.flatMap((b) => b?.pollLatencies ?? []).sort((x, y) => x - y);
-  process.send({
+  agent.destroy();
+  await sendAndExit({
     type: 'result',
     seconds: (performance.now() - started) / 1000,
     outcome,
@@ -367,7 +369,5 @@ process.on('message', async (message) => {
     })),
     stoppedByDeadline: stop,
   });
-  agent.destroy();
-  setTimeout(() => process.exit(0), 100);
 });
 process.on('disconnect', () => process.exit(1));
