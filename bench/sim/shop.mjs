@@ -5,6 +5,7 @@
 //  - a WaitingQueue subclass counting order transactions in flight (claim -> consume/release);
 //  - the better-sqlite3 database behind a Proxy counting transactions in flight;
 //  - queue.stats() sampled every second;
+//  - setControls on the orchestrator's word (`controls` messages: a rate change mid-sale);
 //  - each admission step's admitted and dropped (abandoned) members, with the time: the
 //    admitted are sent to the orchestrator at once (`admitted` messages), which passes
 //    them on to the shoppers (a shopper who never comes back goes at its admission).
@@ -173,6 +174,7 @@ const server = app.listen(0, '127.0.0.1', () => process.send({ type: 'ready', po
 server.keepAliveTimeout = 60_000;
 
 let admitter = null;
+const controlChanges = [];
 let sampler = null;
 const series = [];
 let t0 = 0;
@@ -226,6 +228,16 @@ process.on('message', async (message) => {
       expected = now + 100;
     }, 100);
   }
+  if (message.type === 'controls') {
+    // A rate change mid-sale (setControls, as an operator would): its moment and the controls in force after.
+    const at = Date.now();
+    try {
+      const controls = await queue.setControls(message.patch);
+      controlChanges.push({ at, patch: message.patch, admitRatePerSecond: controls.admitRatePerSecond });
+    } catch (error) {
+      controlChanges.push({ at, patch: message.patch, error: error.message });
+    }
+  }
   if (message.type === 'stop') {
     clearInterval(sampler);
     clearInterval(lagTimer);
@@ -252,6 +264,7 @@ process.on('message', async (message) => {
         overtaken,
       },
       held: { steps: heldSteps, max: heldMax },
+      controlChanges,
       maxOrdersInFlight,
       storeCalls,
       maxDbTransactionsInFlight: maxDbInFlight,
