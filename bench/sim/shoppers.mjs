@@ -171,7 +171,7 @@ async function shopper(i) {
     shownWaitSeconds: null,
     wake: null,
     enterEstimate: undefined, // estimatedWaitSeconds of the enter reply (undefined: not WAITING)
-    polls: [], // [asked at, answered at, estimatedWaitSeconds] of each WAITING answer, epoch ms
+    polls: [], // [asked at, answered at, estimatedWaitSeconds, rank] of each WAITING answer, epoch ms
   };
   shoppers.push(me);
   byId.set(id, me);
@@ -249,7 +249,7 @@ async function shopper(i) {
     const askedAt = Date.now();
     const res = await request('GET', '/queue/position', cookie);
     me.lastAnsweredAt = Date.now();
-    if (res.status === 200 && res.body?.status === 'WAITING') me.polls.push([askedAt, me.lastAnsweredAt, res.body.estimatedWaitSeconds]);
+    if (res.status === 200 && res.body?.status === 'WAITING') me.polls.push([askedAt, me.lastAnsweredAt, res.body.estimatedWaitSeconds, res.body.rank]);
     const b = bin();
     b.polls++;
     b.pollLatencies.push(performance.now() - t);
@@ -322,7 +322,8 @@ async function shopper(i) {
  * null when no WAITING poll fell within 25-75% of the wait). The wait is from the enter reply
  * to the shop's admission (or the READY answer if the admission message never came).
  * And pairs of consecutive WAITING polls with no admission step from 1 s before the first
- * was asked to the second's answer: how many, and in how many the estimate shrank.
+ * was asked to the second's answer (nobody admitted at all), or whose rank did not fall
+ * (nobody ahead admitted, nor gone): how many, and in how many the estimate shrank.
  */
 function estimates() {
   const members = [];
@@ -337,18 +338,23 @@ function estimates() {
     }
     return lo < steps.length && steps[lo] <= to;
   };
-  const still = { pairs: 0, shrank: 0, maxShrinkSeconds: 0, examples: [] };
+  const pairs = () => ({ pairs: 0, shrank: 0, maxShrinkSeconds: 0, examples: [] });
+  const still = { nobodyAdmitted: pairs(), rankDidNotFall: pairs() };
+  const check = (c, id, a, b, seconds, rank) => {
+    c.pairs++;
+    if (b >= a) return;
+    c.shrank++;
+    c.maxShrinkSeconds = Math.max(c.maxShrinkSeconds, a - b);
+    if (c.examples.length < 5) c.examples.push({ id, from: a, to: b, seconds, rank });
+  };
   for (const s of shoppers) {
     for (let k = 1; k < s.polls.length; k++) {
-      const [askedA, , a] = s.polls[k - 1];
-      const [, answeredB, b] = s.polls[k];
-      if (a === null || b === null || admittedBetween(askedA - 1000, answeredB)) continue;
-      still.pairs++;
-      if (b < a) {
-        still.shrank++;
-        still.maxShrinkSeconds = Math.max(still.maxShrinkSeconds, a - b);
-        if (still.examples.length < 5) still.examples.push({ id: s.id, from: a, to: b, seconds: (answeredB - askedA) / 1000 });
-      }
+      const [askedA, , a, rankA] = s.polls[k - 1];
+      const [, answeredB, b, rankB] = s.polls[k];
+      if (a === null || b === null) continue;
+      const seconds = (answeredB - askedA) / 1000;
+      if (!admittedBetween(askedA - 1000, answeredB)) check(still.nobodyAdmitted, s.id, a, b, seconds, [rankA, rankB]);
+      if (rankA !== null && rankB !== null && rankB >= rankA) check(still.rankDidNotFall, s.id, a, b, seconds, [rankA, rankB]);
     }
     const admittedAt = s.admittedAt ?? s.readyAt;
     if (s.enterEstimate === undefined || admittedAt === null || !s.enterEnd) continue;
