@@ -4,10 +4,19 @@
 //   redis-server (spawned here) <- shop process (examples/express-shop createShop, RedisStore)
 //                                 <- shoppers process (HTTP load)
 //
-// Default: the flash crowd of 2026-12-03 (20,000 shoppers in 5 s, rate 300/s,
-// maxActive 800, nobody silent): waiting, READY, CLAIMED, admissions/s, orders/s, order
-// transactions in flight, poll latency p50/p99, Redis commands/s per second; writes
-// docs/images/perf-sim-*.svg and bench/results/simulate-latest.json. About 70 s.
+// Default: the flash crowd (20,000 shoppers in 5 s, maxActive 800), abandonment on
+// (abandonAfterSeconds 30, no pick-up timeout: tokens last 20 s; 5% of the shoppers stop polling without
+// a word) and a rate change mid-sale: 150/s, then setControls({ admitRatePerSecond: 300 })
+// at 30 s. Waiting, READY, CLAIMED, admissions/s, orders/s, order transactions in flight,
+// poll latency p50/p99, Redis commands/s per second, and estimate honesty (SPEC §14: each
+// admitted member's estimatedWaitSeconds at entry and at half its wait vs the wait it then
+// had, bench/sim/estimates.mjs); writes docs/images/perf-sim-*.svg and
+// bench/results/simulate-latest.json. About 2 minutes.
+// SIM_RATE_AFTER, SIM_RATE_CHANGE_AT ('null': no change), SIM_SILENT (share that stops polling).
+//
+// --short: the same on 500 shoppers in 2 s, 15/s then 30/s at 10 s (about 30 s; run by
+// test/bench/simulate-short.test.ts); writes only the result JSON, to SIM_OUT or
+// <tmpdir>/waitgate-simulate-short.json; no charts.
 //
 // --abandonment: abandoning shoppers (issue #11), two runs side by side, in parallel,
 // each on its own redis-server, shop and crowd, the same seeded crowd in both:
@@ -34,37 +43,70 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-server.mjs';
+import { messageOf } from './lib/ipc.mjs';
 import { commandStats, countCommands } from './lib/redis-info.mjs';
 import { lineChart } from './lib/svg-chart.mjs';
+import { honestyCharts, honestyOf } from './sim/estimates.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const args = process.argv.slice(2);
 const classic = !args.includes('--abandonment');
+const short = classic && args.includes('--short');
 const env = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+const fullRun = {
+  shoppers: 20_000,
+  arrivalSeconds: 5,
+  maxSeconds: 120,
+  admitRatePerSecond: 150,
+  rateChange: { atSeconds: 30, admitRatePerSecond: 300 },
+  maxActive: 800,
+  sockets: 256,
+};
+const shortRun = {
+  shoppers: 500,
+  arrivalSeconds: 2,
+  maxSeconds: 45,
+  admitRatePerSecond: 15,
+  rateChange: { atSeconds: 10, admitRatePerSecond: 30 },
+  maxActive: 80,
+  sockets: 64,
+};
+const size = short ? shortRun : fullRun;
 const classicConfig = {
-  shoppers: env('SIM_SHOPPERS', 20_000),
-  arrivalSeconds: env('SIM_ARRIVAL_SECONDS', 5),
-  maxSeconds: env('SIM_MAX_SECONDS', 95), // the shoppers stop by themselves at the latest then
+  shoppers: env('SIM_SHOPPERS', size.shoppers),
+  arrivalSeconds: env('SIM_ARRIVAL_SECONDS', size.arrivalSeconds),
+  maxSeconds: env('SIM_MAX_SECONDS', size.maxSeconds), // the shoppers stop by themselves at the latest then
   // The queue (shop process).
-  admitRatePerSecond: env('SIM_RATE', 300),
-  maxActive: env('SIM_MAX_ACTIVE', 800),
+  admitRatePerSecond: env('SIM_RATE', size.admitRatePerSecond),
+  // A rate change mid-sale (setControls), for estimate honesty.
+  rateChange:
+    process.env.SIM_RATE_CHANGE_AT === 'null'
+      ? null
+      : { atSeconds: env('SIM_RATE_CHANGE_AT', size.rateChange.atSeconds), admitRatePerSecond: env('SIM_RATE_AFTER', size.rateChange.admitRatePerSecond) },
+  maxActive: env('SIM_MAX_ACTIVE', size.maxActive),
   admitIntervalMs: 250,
   entryTokenTtlSeconds: 20,
   claimTtlSeconds: 15,
   positionCache: true,
   stock: 1_000_000,
+  // Abandonment on: the default tiers (5 s at most, +20% jitter) allow abandonAfterSeconds down
+  // to 2 x 5 x 1.2 + 2 = 14 s; 30 s leaves room for polls slowed down by a loaded machine
+  // (20 s dropped live shoppers when poll p50 reached 10 s on a shared 2-core machine).
+  abandonAfterSeconds: 30,
+  pickupTimeoutSeconds: null, // the tokens' TTL (20 s) is shorter than any pick-up timeout allowed here (>= 14 s) would add
+  holdSilentAfterSeconds: null,
   // The shoppers.
   jitter: 0.2,
-  sockets: 256,
+  sockets: size.sockets,
   abandonWaiting: 0.08, // give up while waiting after their patience runs out (DELETE /queue)
   patienceSeconds: [5, 40],
   leaveWhenReady: 0.02, // READY, then change their mind (DELETE /queue)
   vanishWhenReady: 0.01, // READY, then close the tab: the token expires unused
   thinkSeconds: [0.2, 1.0], // READY -> order
-  silentWaiting: 0,
+  silentWaiting: env('SIM_SILENT', 0.05), // stop polling at a random moment of the wait they were shown, without a word
   goneAtAdmission: 0,
 };
 
@@ -123,12 +165,7 @@ const hardStop = setTimeout(
 );
 hardStop.unref();
 
-const once = (child, type) =>
-  new Promise((resolve, reject) => {
-    const onMessage = (m) => m.type === type && (child.off('message', onMessage), resolve(m));
-    child.on('message', onMessage);
-    child.once('exit', (code) => reject(new Error(`${child.spawnargs.join(' ')} exited (${code}) before "${type}"`)));
-  });
+const once = messageOf;
 
 /** A redis-server and the shop on it, listening. */
 async function prepare(label, config) {
@@ -161,6 +198,10 @@ async function run(v, t0) {
   shop.send({ type: 'start', t0 });
   const shoppersDone = once(shoppers, 'result');
   shoppers.send({ type: 'go', t0 });
+  const change = v.config.rateChange;
+  const rateChange = change
+    ? setTimeout(() => shop.send({ type: 'controls', patch: { admitRatePerSecond: change.admitRatePerSecond } }), t0 + change.atSeconds * 1000 - Date.now())
+    : null;
   const redisSeries = [];
   let previous = { at: Date.now(), stats: await commandStats(monitor) };
   let done = false;
@@ -181,16 +222,17 @@ async function run(v, t0) {
     }
   })();
   const load = await shoppersDone;
+  clearTimeout(rateChange);
   done = true;
   await sampler;
   const shopDone = once(shop, 'result');
   shop.send({ type: 'stop' });
   const shopResult = await shopDone;
-  return { load, shopResult, redisSeries };
+  return { load, shopResult, redisSeries, t0 };
 }
 
 /** The checks of every run: FIFO, members lost, the bucket's bound; and the per-second series. */
-function checksOf(config, { load, shopResult, redisSeries }) {
+function checksOf(config, { load, shopResult, redisSeries, t0 }) {
   const s = load.outcome;
   const admittedIndex = new Map(shopResult.admittedOrder.map((id, i) => [id, i]));
   // FIFO, part 3 (the shoppers' view): if A's enter finished before B's began, and both were
@@ -251,13 +293,15 @@ function checksOf(config, { load, shopResult, redisSeries }) {
   const calls = shopResult.storeCalls;
   // The token bucket's promise: over any window of whole seconds, admissions <= rate x window + burst
   // (+ one second of rate for the bins' edges).
+  // With a rate change mid-sale the bound is taken at the higher of the two rates (burst follows the rate).
+  const peakRate = Math.max(config.admitRatePerSecond, config.rateChange?.admitRatePerSecond ?? 0);
   let bucketExcess = -Infinity;
   const adm = series.map((r) => r.admissionsPerSecond);
   for (let i = 0; i < adm.length; i++) {
     let sum = 0;
     for (let k = i; k < adm.length; k++) {
       sum += adm[k];
-      bucketExcess = Math.max(bucketExcess, sum - config.admitRatePerSecond * (k - i + 2) - config.admitRatePerSecond);
+      bucketExcess = Math.max(bucketExcess, sum - peakRate * (k - i + 2) - peakRate);
     }
   }
   const summary = {
@@ -273,7 +317,13 @@ function checksOf(config, { load, shopResult, redisSeries }) {
       max: Math.max(0, ...busy.map((r) => r.admissionsPerSecond)),
       configured: config.admitRatePerSecond,
       burst: config.admitRatePerSecond,
+      ...(config.rateChange ? { after: { atSeconds: config.rateChange.atSeconds, configured: config.rateChange.admitRatePerSecond } } : {}),
     },
+    rateChanges: (shopResult.controlChanges ?? []).map(({ at, ...c }) => ({ atSeconds: Number(((at - t0) / 1000).toFixed(2)), ...c })),
+    estimateHonesty: honestyOf(load.estimates, {
+      rateChange: config.rateChange ?? null,
+      rateChangedAt: shopResult.controlChanges?.find((c) => !c.error)?.at ?? null,
+    }),
     secondsAtMaxActive: series.filter((r) => r.active !== null && r.active >= config.maxActive - 1).length,
     orders: shopResult.orders,
     ordersInDb: shopResult.ordersInDb,
@@ -485,6 +535,8 @@ const images = join(root, 'docs', 'images');
 mkdirSync(images, { recursive: true });
 mkdirSync(join(here, 'results'), { recursive: true });
 const ok = (b) => (b ? 'OK ' : 'NOT OK');
+const rateText = (c) =>
+  c.rateChange ? `${c.admitRatePerSecond}/s, ${c.rateChange.admitRatePerSecond}/s from ${c.rateChange.atSeconds} s` : `${c.admitRatePerSecond}/s`;
 const machine = () => ({
   cpus: os.cpus().length,
   memoryGiB: Math.round(os.totalmem() / 2 ** 30),
@@ -515,6 +567,30 @@ function printChecks(config, summary, prefix = '') {
     `${prefix}  Redis: max ${summary.maxRedisCommandsPerSecond} commands/s, max ${summary.maxRedisScriptCallsPerSecond} script calls/s; polls cost ${summary.pollStoreCallsPerPoll} store calls each; all script calls / polls ${summary.redisScriptCallsPerPoll}`,
   );
   console.log(`${prefix}  store calls: ${JSON.stringify(summary.storeCalls)}; HTTP errors: ${JSON.stringify(summary.httpErrorsByStatus)}`);
+  printHonesty(summary, prefix);
+}
+
+/** Estimate honesty (SPEC §14): the lines of one run. */
+function printHonesty(summary, prefix = '') {
+  const h = summary.estimateHonesty;
+  if (!h) return;
+  for (const c of summary.rateChanges ?? [])
+    console.log(
+      `${prefix}  rate change at ${c.atSeconds} s: ${JSON.stringify(c.patch)} -> ${c.error ? `failed: ${c.error}` : `${c.admitRatePerSecond}/s in force`}`,
+    );
+  const line = (name, e) =>
+    `${prefix}  ${ok(e.meetsTargets)} estimate honesty ${name}: median ${e.medianPct}%, p90 ${e.p90Pct}% (targets <= ${h.targets.medianPct}%, <= ${h.targets.p90Pct}%) of the actual wait; signed median ${e.signedMedianPct}% (p10 ${e.signedP10Pct}%, p90 ${e.signedP90Pct}%); ${e.estimated} members${e.unestimated ? `, ${e.unestimated} shown no estimate` : ''}`;
+  console.log(
+    `${prefix}  members admitted who entered waiting: ${h.admittedWhoEnteredWaiting}, of them waited >= ${h.minWaitSeconds} s: ${h.waitedAtLeastMin}`,
+  );
+  console.log(line('at entry', h.atEntry));
+  console.log(line('at half the wait', h.atHalfWait));
+  if (h.atHalfWaitAfterRateChange?.estimated) console.log(line('at half the wait, shown after the rate change', h.atHalfWaitAfterRateChange));
+  const n = h.neverShrinksWhileNobodyAdmitted;
+  const r = n.rankDidNotFall;
+  console.log(
+    `${prefix}  ${ok(n.ok && r.ok)} estimate never shrinks while nobody is admitted: ${n.shrank} of ${n.pairsChecked} pairs of polls with no admission step between shrank${n.shrank ? ` (by up to ${n.maxShrinkSeconds} s)` : ''}; ${r.shrank} of ${r.pairs} pairs whose rank did not fall${r.shrank ? ` (by up to ${r.maxShrinkSeconds} s; e.g. ${JSON.stringify(r.examples[0])})` : ''}`,
+  );
 }
 
 try {
@@ -531,7 +607,7 @@ try {
   } else if (classic) {
     const config = classicConfig;
     console.log(
-      `simulate: ${config.shoppers.toLocaleString('en-US')} shoppers over ${config.arrivalSeconds} s; queue ${config.admitRatePerSecond}/s, maxActive ${config.maxActive}; redis-server ${redisVersion}`,
+      `simulate${short ? ' --short' : ''}: ${config.shoppers.toLocaleString('en-US')} shoppers over ${config.arrivalSeconds} s (${config.silentWaiting * 100}% stop polling); queue ${rateText(config)}, maxActive ${config.maxActive}, abandonAfterSeconds ${config.abandonAfterSeconds}, pickupTimeoutSeconds ${config.pickupTimeoutSeconds}; redis-server ${redisVersion}`,
     );
     const v = await prepare('', config);
     const t0 = Date.now() + 300;
@@ -541,7 +617,7 @@ try {
 
     // ---- charts
     const pts = (key) => series.map((r) => [r.t, r[key]]);
-    const sub = `${config.shoppers.toLocaleString('en-US')} shoppers in ${config.arrivalSeconds} s; rate ${config.admitRatePerSecond}/s, maxActive ${config.maxActive}; 2 cores, loopback (${new Date().toISOString().slice(0, 10)})`;
+    const sub = `${config.shoppers.toLocaleString('en-US')} shoppers in ${config.arrivalSeconds} s; rate ${rateText(config)}, maxActive ${config.maxActive}, abandonAfter ${config.abandonAfterSeconds} s; 2 cores, loopback (${new Date().toISOString().slice(0, 10)})`;
     // One row per chart: series are [legend, key of the per-second sample, dash?]; `note` goes after the common subtitle.
     const chartTable = [
       { file: 'perf-sim-waiting.svg', title: 'Members waiting', yLabel: 'members', series: [['waiting', 'waiting']] },
@@ -574,7 +650,18 @@ try {
           ['admissions/s', 'admissionsPerSecond'],
           ['orders/s', 'ordersPerSecond'],
         ],
-        hLines: [{ y: config.admitRatePerSecond, label: `admitRatePerSecond ${config.admitRatePerSecond}`, color: '#dc2626' }],
+        hLines: [
+          { y: config.admitRatePerSecond, label: `admitRatePerSecond ${config.admitRatePerSecond}`, color: '#dc2626' },
+          ...(config.rateChange
+            ? [
+                {
+                  y: config.rateChange.admitRatePerSecond,
+                  label: `from ${config.rateChange.atSeconds} s: ${config.rateChange.admitRatePerSecond}`,
+                  color: '#9333ea',
+                },
+              ]
+            : []),
+        ],
       },
       {
         file: 'perf-sim-latency.svg',
@@ -596,42 +683,51 @@ try {
         ],
       },
     ];
-    const charts = Object.fromEntries(
-      chartTable.map(({ file, title, note, yLabel, series: lines, hLines }) => [
-        file,
-        lineChart({
-          title,
-          subtitle: note ? `${sub}; ${note}` : sub,
-          yLabel,
-          series: lines.map(([name, key, dash]) => ({ name, points: pts(key), dash })),
-          hLines,
-        }),
-      ]),
-    );
+    const charts = short
+      ? {}
+      : Object.fromEntries(
+          chartTable.map(({ file, title, note, yLabel, series: lines, hLines }) => [
+            file,
+            lineChart({
+              title,
+              subtitle: note ? `${sub}; ${note}` : sub,
+              yLabel,
+              series: lines.map(([name, key, dash]) => ({ name, points: pts(key), dash })),
+              hLines,
+            }),
+          ]),
+        );
+    if (!short && summary.estimateHonesty) Object.assign(charts, honestyCharts(raw.load.estimates, summary.estimateHonesty, sub));
     for (const [file, svg] of Object.entries(charts)) writeFileSync(join(images, file), svg);
 
     const result = {
       date: new Date().toISOString(),
       machine: machine(),
+      short,
       config,
       summary,
       series,
       charts: Object.keys(charts).map((f) => `docs/images/${f}`),
       seconds: Math.round((performance.now() - started) / 1000),
     };
-    writeFileSync(join(here, 'results', 'simulate-latest.json'), `${JSON.stringify(result, null, 2)}\n`);
+    const out = short ? (process.env.SIM_OUT ?? join(os.tmpdir(), 'waitgate-simulate-short.json')) : join(here, 'results', 'simulate-latest.json');
+    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 
     console.log(
       `\nFlash crowd: ${config.shoppers.toLocaleString('en-US')} shoppers in ${config.arrivalSeconds} s, ran ${summary.durationSeconds} s${summary.stoppedByDeadline ? ' (stopped by the time limit)' : ''}`,
     );
     console.log(
-      `  outcome: ${s.ordered} ordered, ${s.abandonedWaiting} gave up waiting, ${s.leftWhenReady} left when READY, ${s.vanishedWhenReady} vanished when READY, ${s.stillWaitingAtEnd} still waiting at the end, ${s.orderFailed} orders failed or cut off by the time limit`,
+      `  outcome: ${s.ordered} ordered, ${s.abandonedWaiting} gave up waiting, ${s.stoppedPolling} stopped polling, ${s.leftWhenReady} left when READY, ${s.vanishedWhenReady} vanished when READY, ${s.stillWaitingAtEnd} still waiting at the end, ${s.orderFailed} orders failed or cut off by the time limit`,
     );
     printChecks(config, summary);
     console.log(
-      `wrote bench/results/simulate-latest.json and ${Object.keys(charts)
-        .map((f) => `docs/images/${f}`)
-        .join(', ')} (${result.seconds} s in all)`,
+      `wrote ${short ? out : 'bench/results/simulate-latest.json'}${
+        short
+          ? ''
+          : ` and ${Object.keys(charts)
+              .map((f) => `docs/images/${f}`)
+              .join(', ')}`
+      } (${result.seconds} s in all)`,
     );
   } else {
     const base = abandonmentConfig;

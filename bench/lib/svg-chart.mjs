@@ -136,3 +136,53 @@ export function barChart({ title, subtitle, groups, seriesNames, unit = '', targ
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }
+
+/**
+ * A scatter plot, both axes from 0 and on the same scale (square plot area), with reference
+ * lines through the origin (`slopes`: y = slope × x, e.g. 1 for "estimate = actual").
+ * @param {{ name: string, points: Array<[number, number]>, color?: string }[]} o.series
+ * @param {{ slope: number, label: string, color?: string, dash?: string }[]} [o.slopes]
+ * @param {number} [o.max] the top of both axes (points beyond are drawn on the edge)
+ */
+export function scatterChart({ title, subtitle, xLabel, yLabel, series, slopes = [], max, width = 760, height = 640 }) {
+  const m = { top: subtitle ? 56 : 40, right: 20, bottom: 64, left: 64 };
+  const side = Math.min(width - m.left - m.right, height - m.top - m.bottom);
+  const all = series.flatMap((s) => s.points.flat()).filter(Number.isFinite);
+  const t = niceTicks(max ?? Math.max(1, ...all) * 1.02, 8);
+  const X = (x) => m.left + (Math.min(x, t.top) / t.top) * side;
+  const Y = (y) => m.top + side - (Math.min(y, t.top) / t.top) * side;
+  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`, `<rect width="${width}" height="${height}" fill="#ffffff"/>`];
+  parts.push(`<text x="${m.left}" y="22" font-size="15" font-weight="bold" fill="#111827">${esc(title)}</text>`);
+  if (subtitle) parts.push(`<text x="${m.left}" y="40" font-size="11" fill="#4b5563">${esc(subtitle)}</text>`);
+  for (const v of t.ticks) {
+    parts.push(`<line x1="${m.left}" x2="${m.left + side}" y1="${Y(v).toFixed(1)}" y2="${Y(v).toFixed(1)}" stroke="#e5e7eb"/>`);
+    parts.push(`<line x1="${X(v).toFixed(1)}" x2="${X(v).toFixed(1)}" y1="${m.top}" y2="${m.top + side}" stroke="#e5e7eb"/>`);
+    parts.push(`<text x="${m.left - 6}" y="${(Y(v) + 4).toFixed(1)}" text-anchor="end" fill="#374151">${label(v)}</text>`);
+    parts.push(`<text x="${X(v).toFixed(1)}" y="${m.top + side + 17}" text-anchor="middle" fill="#374151">${label(v)}</text>`);
+  }
+  parts.push(`<line x1="${m.left}" x2="${m.left + side}" y1="${m.top + side}" y2="${m.top + side}" stroke="#6b7280"/>`);
+  parts.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + side}" stroke="#6b7280"/>`);
+  parts.push(`<text x="${m.left + side / 2}" y="${m.top + side + 34}" text-anchor="middle" fill="#374151">${esc(xLabel)}</text>`);
+  parts.push(`<text transform="translate(16 ${m.top + side / 2}) rotate(-90)" text-anchor="middle" fill="#374151">${esc(yLabel)}</text>`);
+  series.forEach((s, i) => {
+    const color = s.color ?? PALETTE[i % PALETTE.length];
+    const dots = s.points.map(([x, y]) => `<circle cx="${X(x).toFixed(1)}" cy="${Y(y).toFixed(1)}" r="1.8"/>`);
+    parts.push(`<g fill="${color}" fill-opacity="0.45">${dots.join('')}</g>`);
+  });
+  for (const { slope, label: name, color = '#111827', dash = '6 4' } of slopes) {
+    // From the origin to where y = slope × x leaves the square.
+    const x2 = slope > 1 ? t.top / slope : t.top;
+    parts.push(`<line x1="${X(0)}" y1="${Y(0)}" x2="${X(x2).toFixed(1)}" y2="${Y(slope * x2).toFixed(1)}" stroke="${color}" stroke-width="1.5" stroke-dasharray="${dash}"/>`);
+    parts.push(`<text x="${(X(x2) - 4).toFixed(1)}" y="${(Y(slope * x2) + (slope > 1 ? 14 : -6)).toFixed(1)}" text-anchor="end" fill="${color}">${esc(name)}</text>`);
+  }
+  let lx = m.left;
+  const ly = height - 10;
+  series.forEach((s, i) => {
+    const color = s.color ?? PALETTE[i % PALETTE.length];
+    parts.push(`<circle cx="${lx + 6}" cy="${ly - 4}" r="4" fill="${color}"/>`);
+    parts.push(`<text x="${lx + 15}" y="${ly}" fill="#111827">${esc(s.name)}</text>`);
+    lx += 15 + s.name.length * 6.6 + 18;
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}

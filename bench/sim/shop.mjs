@@ -5,6 +5,7 @@
 //  - a WaitingQueue subclass counting order transactions in flight (claim -> consume/release);
 //  - the better-sqlite3 database behind a Proxy counting transactions in flight;
 //  - queue.stats() sampled every second;
+//  - setControls on the orchestrator's word (`controls` messages: a rate change mid-sale);
 //  - each admission step's admitted and dropped (abandoned) members, with the time: the
 //    admitted are sent to the orchestrator at once (`admitted` messages), which passes
 //    them on to the shoppers (a shopper who never comes back goes at its admission).
@@ -13,6 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { RedisStore, WaitingQueue } from 'waitgate';
+import { sendAndExit } from '../lib/ipc.mjs';
 import { createShop } from '../../examples/express-shop/app.mjs';
 import { openDatabase } from '../../examples/express-shop/db.mjs';
 
@@ -172,6 +174,7 @@ const server = app.listen(0, '127.0.0.1', () => process.send({ type: 'ready', po
 server.keepAliveTimeout = 60_000;
 
 let admitter = null;
+const controlChanges = [];
 let sampler = null;
 const series = [];
 let t0 = 0;
@@ -225,6 +228,16 @@ process.on('message', async (message) => {
       expected = now + 100;
     }, 100);
   }
+  if (message.type === 'controls') {
+    // A rate change mid-sale (setControls, as an operator would): its moment and the controls in force after.
+    const at = Date.now();
+    try {
+      const controls = await queue.setControls(message.patch);
+      controlChanges.push({ at, patch: message.patch, admitRatePerSecond: controls.admitRatePerSecond });
+    } catch (error) {
+      controlChanges.push({ at, patch: message.patch, error: error.message });
+    }
+  }
   if (message.type === 'stop') {
     clearInterval(sampler);
     clearInterval(lagTimer);
@@ -235,7 +248,7 @@ process.on('message', async (message) => {
     const skipped = Number.isFinite(lastAdmittedSeq) ? await redis.zcount(waitingKey, '-inf', `(${lastAdmittedSeq}`) : 0;
     const stillWaiting = await redis.zrange(waitingKey, 0, -1);
     const final = await queue.stats();
-    process.send({
+    const result = {
       type: 'result',
       series,
       admittedOrder,
@@ -251,6 +264,7 @@ process.on('message', async (message) => {
         overtaken,
       },
       held: { steps: heldSteps, max: heldMax },
+      controlChanges,
       maxOrdersInFlight,
       storeCalls,
       maxDbTransactionsInFlight: maxDbInFlight,
@@ -261,12 +275,12 @@ process.on('message', async (message) => {
       ordersInDb: db.prepare('SELECT COUNT(*) AS n FROM orders').get().n,
       duplicateTokenOrders: db.prepare('SELECT COUNT(*) AS n FROM (SELECT token_id FROM orders GROUP BY token_id HAVING COUNT(*) > 1)').get().n,
       shopCpuSeconds: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
-    });
+    };
     server.closeAllConnections?.();
     server.close();
     await redis.quit();
     db.close();
-    process.exit(0);
+    await sendAndExit(result);
   }
 });
 process.on('disconnect', () => process.exit(1));

@@ -10,9 +10,15 @@
 // polling never comes back with probability goneAtAdmission (it stops the moment the
 // shop admits it: the orchestrator forwards the shop's admissions, `admitted` messages,
 // so it never reads its token unless a poll answered READY just before the message).
+//
+// Estimate honesty (SPEC §14): each shopper keeps the estimatedWaitSeconds of its enter reply
+// and of each WAITING poll; with the moment of its admission (the shop's, forwarded) that gives
+// estimate vs the wait it then actually had, at entry and at the poll nearest to half its wait
+// (estimates()). The admission steps' moments give "never shrinks while nobody is admitted".
 
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { sendAndExit } from '../lib/ipc.mjs';
 import { mulberry32 } from '../lib/seeded-random.mjs';
 
 const config = JSON.parse(process.env.SIM_CONFIG);
@@ -112,11 +118,13 @@ const shoppers = [];
 const byId = new Map();
 let stop = false;
 const silentWaiting = config.silentWaiting ?? 0;
+const admissionSteps = []; // epoch ms of each admission step that admitted someone (the shop's clock: same machine)
 const goneAtAdmission = config.goneAtAdmission ?? 0;
 
 // The shop's admissions, forwarded by the orchestrator: a shopper who is to go at admission goes now.
 process.on('message', (message) => {
   if (message.type !== 'admitted') return;
+  admissionSteps.push(message.at);
   for (const id of message.ids) {
     const me = byId.get(id);
     if (!me || me.admittedAt) continue;
@@ -162,6 +170,8 @@ async function shopper(i) {
     orderedAt: null,
     shownWaitSeconds: null,
     wake: null,
+    enterEstimate: undefined, // estimatedWaitSeconds of the enter reply (undefined: not WAITING)
+    polls: [], // [asked at, answered at, estimatedWaitSeconds, rank] of each WAITING answer, epoch ms
   };
   shoppers.push(me);
   byId.set(id, me);
@@ -200,6 +210,7 @@ async function shopper(i) {
   }
   if (!p) return;
   me.state = 'waiting';
+  if (p.status === 'WAITING') me.enterEstimate = p.estimatedWaitSeconds;
   const waitingSince = performance.now();
   if (kind === 'silent' && p.status === 'WAITING') {
     // A random moment of the wait it was shown.
@@ -235,8 +246,10 @@ async function shopper(i) {
     }
     if (stop) break;
     const t = performance.now();
+    const askedAt = Date.now();
     const res = await request('GET', '/queue/position', cookie);
     me.lastAnsweredAt = Date.now();
+    if (res.status === 200 && res.body?.status === 'WAITING') me.polls.push([askedAt, me.lastAnsweredAt, res.body.estimatedWaitSeconds, res.body.rank]);
     const b = bin();
     b.polls++;
     b.pollLatencies.push(performance.now() - t);
@@ -303,6 +316,61 @@ async function shopper(i) {
   me.state = 'order-failed';
 }
 
+/**
+ * Per admitted shopper who entered WAITING: [id, entered at, estimate at entry, wait (s),
+ * poll at half the wait: answered at, its estimate, the wait left then (s)] (the poll part
+ * null when no WAITING poll fell within 25-75% of the wait). The wait is from the enter reply
+ * to the shop's admission (or the READY answer if the admission message never came).
+ * And pairs of consecutive WAITING polls with no admission step from 1 s before the first
+ * was asked to the second's answer (nobody admitted at all), or whose rank did not fall
+ * (nobody ahead admitted, nor gone): how many, and in how many the estimate shrank.
+ */
+function estimates() {
+  const members = [];
+  const steps = [...admissionSteps].sort((a, b) => a - b);
+  const admittedBetween = (from, to) => {
+    let lo = 0;
+    let hi = steps.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (steps[mid] < from) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < steps.length && steps[lo] <= to;
+  };
+  const pairs = () => ({ pairs: 0, shrank: 0, maxShrinkSeconds: 0, examples: [] });
+  const still = { nobodyAdmitted: pairs(), rankDidNotFall: pairs() };
+  const check = (c, id, a, b, seconds, rank) => {
+    c.pairs++;
+    if (b >= a) return;
+    c.shrank++;
+    c.maxShrinkSeconds = Math.max(c.maxShrinkSeconds, a - b);
+    if (c.examples.length < 5) c.examples.push({ id, from: a, to: b, seconds, rank });
+  };
+  for (const s of shoppers) {
+    for (let k = 1; k < s.polls.length; k++) {
+      const [askedA, , a, rankA] = s.polls[k - 1];
+      const [, answeredB, b, rankB] = s.polls[k];
+      if (a === null || b === null) continue;
+      const seconds = (answeredB - askedA) / 1000;
+      if (!admittedBetween(askedA - 1000, answeredB)) check(still.nobodyAdmitted, s.id, a, b, seconds, [rankA, rankB]);
+      if (rankA !== null && rankB !== null && rankB >= rankA) check(still.rankDidNotFall, s.id, a, b, seconds, [rankA, rankB]);
+    }
+    const admittedAt = s.admittedAt ?? s.readyAt;
+    if (s.enterEstimate === undefined || admittedAt === null || !s.enterEnd) continue;
+    const wait = (admittedAt - s.enterEnd) / 1000;
+    let best = null;
+    for (const [, answeredAt, estimate] of s.polls) {
+      const into = (answeredAt - s.enterEnd) / 1000;
+      if (estimate === null || into < wait * 0.25 || into > wait * 0.75) continue;
+      if (!best || Math.abs(into - wait / 2) < Math.abs((best[0] - s.enterEnd) / 1000 - wait / 2)) best = [answeredAt, estimate];
+    }
+    const round = (x) => Number(x.toFixed(2));
+    members.push([s.id, s.enterEnd, s.enterEstimate, round(wait), best?.[0] ?? null, best?.[1] ?? null, best ? round((admittedAt - best[0]) / 1000) : null]);
+  }
+  return { members, whileNobodyAdmitted: still, admissionSteps: steps.length };
+}
+
 const q = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] : null);
 
 process.on('message', async (message) => {
@@ -341,7 +409,8 @@ process.on('message', async (message) => {
     };
   });
   const allPolls = bins.flatMap((b) => b?.pollLatencies ?? []).sort((x, y) => x - y);
-  process.send({
+  agent.destroy();
+  await sendAndExit({
     type: 'result',
     seconds: (performance.now() - started) / 1000,
     outcome,
@@ -366,8 +435,7 @@ process.on('message', async (message) => {
       shownWaitSeconds: s.shownWaitSeconds,
     })),
     stoppedByDeadline: stop,
+    estimates: estimates(),
   });
-  agent.destroy();
-  setTimeout(() => process.exit(0), 100);
 });
 process.on('disconnect', () => process.exit(1));
