@@ -2,7 +2,9 @@
 // errors reported once per incident and never thrown.
 
 import { z } from 'zod';
+import { isWaitgateError } from './errors.js';
 import { parseStrict } from './options.js';
+import type { RecoveryNotice } from './queue-events.js';
 
 /** A running admitter. Safe to run one on every app instance: the bucket in the store is shared. */
 export interface Admitter {
@@ -68,4 +70,33 @@ export function startTimer(tick: () => Promise<void>, intervalMs: number, clock:
       await inFlight;
     },
   };
+}
+
+/**
+ * {@link startTimer} for `admit()`: errors never leave the timer. The first of an
+ * incident (and the first of another kind) is reported, the rest are counted, and the
+ * end of the incident is reported as recovered.
+ */
+export function startReportingTimer(
+  admit: () => Promise<unknown>,
+  intervalMs: number,
+  report: { reportError(error: Error): void; recovered(notice: RecoveryNotice): void },
+): Admitter {
+  let incident: { since: number; failedCalls: number; lastCode: string } | null = null;
+  return startTimer(async () => {
+    try {
+      await admit();
+      if (incident) {
+        report.recovered({ source: 'admitter', failedCalls: incident.failedCalls, durationMs: Date.now() - incident.since });
+        incident = null;
+      }
+    } catch (caught) {
+      const error = caught instanceof Error ? caught : new Error(String(caught));
+      const code = isWaitgateError(error) ? error.code : error.name;
+      incident ??= { since: Date.now(), failedCalls: 0, lastCode: '' };
+      incident.failedCalls++;
+      if (incident.lastCode !== code) report.reportError(error);
+      incident.lastCode = code;
+    }
+  }, intervalMs);
 }

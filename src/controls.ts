@@ -10,7 +10,6 @@ import { burstInForce } from './rates.js';
 import type { StoredControls } from './store/store.js';
 import type { ControlsPatch, QueueMode } from './types.js';
 
-
 /** The controls in force, shared by every instance through the store. */
 export interface QueueControls {
   /** `open` as configured; `paused` admits nobody (members keep their places); `passthrough` lets everyone through; `closed` refuses new members. */

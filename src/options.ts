@@ -77,7 +77,6 @@ export interface WaitingQueueOptions {
   admission?: AdmissionOptions;
 }
 
-
 export type { AdmissionOptions } from './types.js';
 
 /** The options after defaults, in the units the queue works in. */

@@ -1,104 +1,29 @@
 // WaitingQueue: the public API. Validates input, delegates each operation to the store, emits events.
 
-import { channel } from 'node:diagnostics_channel';
-import { EventEmitter } from 'node:events';
-import { ADMISSION_WINDOW_MS, observedRate } from './admission-window.js';
-import { parseAdmitterOptions, startTimer, type Admitter, type AdmitterOptions } from './admitter.js';
+import { observedRate } from './admission-window.js';
+import { parseAdmitterOptions, startReportingTimer, type Admitter, type AdmitterOptions } from './admitter.js';
+import { AdmissionSteps, admitRequest, type StepResult } from './admission-steps.js';
 import { rateInForce } from './admission-control.js';
 import { controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
-import { EntryTokenError, WaitgateConfigError, isWaitgateError } from './errors.js';
+import { EntryTokenError, WaitgateConfigError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache, watchHeadMovesOf } from './position-cache.js';
 import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
-import { PRESENCE_FLUSH_MS, Presence } from './presence.js';
+import { Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { waitFigures } from './queue-figures.js';
-import { withTimeout } from './store/with-timeout.js';
-import { hasClaimIdShape, hasTokenShape, newAdmitId, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
-import { MAX_BURST, burstInForce, dropHorizonMs, presenceHead } from './rates.js';
-import type { ControlsView, MemberSnapshot, Store, StoreWarning } from './store/store.js';
-import type { Admission, AdmittedMember, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
+import { hasClaimIdShape, hasTokenShape, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
+import { burstInForce, presenceHead } from './rates.js';
+import type { ControlsView, MemberSnapshot, Store } from './store/store.js';
+import type { Admission, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
+import { QueueEvents, REPORT_ERROR, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
+import { STORE_CALL_CHANNEL, StoreCalls, type StoreCallMessage as StoreCallMessageOf } from './store-calls.js';
 
-/** Events of a {@link WaitingQueue} and their listener arguments. */
-export interface WaitingQueueEvents {
-  /** A member joined the line through this instance (READY: let through at once, in passthrough). Not for a repeated enter. */
-  entered: [member: { memberId: string; status: 'WAITING' | 'READY' }];
-  /** Members admitted by one `admit()` call, in FIFO order. Never carries tokens. */
-  admitted: [members: AdmittedMember[]];
-  /** A token claimed through this instance for one request. */
-  claimed: [claim: SettledClaim & { expiresAt: number }];
-  /** A claimed token used for good through this instance (a `consume` that answered true). */
-  consumed: [claim: SettledClaim];
-  /** A claimed token given back through this instance (a `release` that answered true). */
-  released: [claim: SettledClaim];
-  /** A member removed from the line, or whose token was dropped, through this instance (a `leave` that answered true). */
-  left: [member: { memberId: string }];
-  /** An error in background work (the admitter). Without a listener it goes to `process.emitWarning`. */
-  error: [error: Error];
-  /** A set-up problem of the store that can lose members, e.g. a Redis eviction policy other than noeviction. Once per queue. */
-  warning: [warning: StoreWarning];
-  /**
-   * The admitter works again after failing: the end of an incident whose first error
-   * was reported. Without a listener it goes to `process.emitWarning`.
-   */
-  recovered: [notice: RecoveryNotice];
-  /** This instance changed the controls (`setControls`): the controls in force after it. */
-  controls: [controls: QueueControls];
-  /** Members dropped as abandoned by one of this instance's admission steps (silent for `abandonAfterSeconds` when their turn came). */
-  abandoned: [members: Array<{ memberId: string }>];
-}
-
-/** A claim as the `claimed`, `consumed` and `released` events show it: never the token, nor the claim id that settles it. */
-export interface SettledClaim {
-  memberId: string;
-  /** The token's stable, non-secret id (see {@link Claim.tokenId}). */
-  tokenId: string;
-}
-
-/** Payload of the `recovered` event. */
-export interface RecoveryNotice {
-  /** What recovered. */
-  source: 'admitter';
-  /** Calls that failed during the incident (only the first, and any of another kind, were reported). */
-  failedCalls: number;
-  /** From the first failure to the recovery, ms. */
-  durationMs: number;
-}
-
-/**
- * The queue's reporter of background errors, for waitgate's own adapters (a symbol,
- * so it is not part of the public API, and shared by every copy of the package).
- * @internal
- */
-export const REPORT_ERROR: unique symbol = Symbol.for('waitgate.reportError') as never;
-
-/**
- * The `node:diagnostics_channel` channel on which every store call of every queue is
- * published once it settled (only while someone subscribes: no cost otherwise), as a
- * {@link StoreCallMessage}. `waitgate/opentelemetry` records its durations.
- */
-export const STORE_CALL_CHANNEL = 'waitgate:store';
-
-/** A message of {@link STORE_CALL_CHANNEL}. */
-export interface StoreCallMessage {
-  queue: WaitingQueue;
-  queueName: string;
-  /** The store operation: enter, position, admit, claim, consume, release, leave, stats, queueSnapshot, touch, controls, setControls, inspect. */
-  operation: string;
-  /** From the call to its settling (or its timeout), ms. */
-  durationMs: number;
-  /** Set when the call failed. */
-  error?: unknown;
-}
-
-const storeCalls = channel(STORE_CALL_CHANNEL);
-
-/** Fresh tokens sent with an admit step when nothing suggests more can be admitted. */
-const MIN_ADMIT_TOKENS = 16;
-
-/** A listener of the {@link WaitingQueue} event `E`, called with that event's arguments. */
-export type Listener<E extends keyof WaitingQueueEvents> = (...args: WaitingQueueEvents[E]) => void;
+export { REPORT_ERROR, STORE_CALL_CHANNEL };
+export type { Listener, RecoveryNotice, SettledClaim, WaitingQueueEvents };
+/** A message of {@link STORE_CALL_CHANNEL}: one settled store call of a {@link WaitingQueue}. */
+export type StoreCallMessage = StoreCallMessageOf<WaitingQueue>;
 
 /**
  * A virtual waiting queue in front of an order API.
@@ -119,11 +44,10 @@ export class WaitingQueue {
   readonly name: string;
   readonly #config: QueueConfig;
   readonly #store: Store;
-  readonly #events = new EventEmitter();
+  readonly #events = new QueueEvents();
+  readonly #calls: StoreCalls;
   readonly #cache: PositionCache | null;
-  #checkedStore = false;
-  /** What the last admission step found admittable: the next one sends about that many tokens. */
-  #lastAdmittable = 0;
+  readonly #steps: AdmissionSteps;
   /** The queue was in passthrough at the last answer: a new member's enter carries a token. */
   #passthrough = false;
   /**
@@ -139,10 +63,16 @@ export class WaitingQueue {
     this.#config = parseQueueOptions(options);
     this.#store = this.#config.store;
     this.name = this.#config.name;
+    this.#calls = new StoreCalls(this.#store, this, this.name, this.#config.operationTimeoutMs, this.#events);
+    this.#steps = new AdmissionSteps(
+      this.#config,
+      (count) => this.#admitStep(count),
+      (error) => this.#events.reportError(error),
+    );
     const cacheOptions = this.#config.positionCache;
     const store = this.#store;
     const watchHeadMoves = watchHeadMovesOf(store, this.name, this, REPORT_ERROR); // holds this queue weakly
-    this.#cache = cacheOptions && new PositionCache(() => this.#call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions, watchHeadMoves);
+    this.#cache = cacheOptions && new PositionCache(() => this.#calls.call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions, watchHeadMoves);
     const { abandonAfterMs, holdSilentAfterMs, pickupTimeoutMs } = this.#config;
     const tracksPresence = abandonAfterMs !== null || pickupTimeoutMs !== null;
     // A sign of life is sent again after a quarter of abandonAfterSeconds, not on every
@@ -151,7 +81,7 @@ export class WaitingQueue {
     const resendAfterMs = abandonAfterMs !== null && holdSilentAfterMs === null ? abandonAfterMs / 4 : 0;
     this.#presence =
       tracksPresence && typeof this.#store.touch === 'function'
-        ? new Presence((batch) => this.#call('touch', (s) => s.touch!(this.name, batch)), resendAfterMs)
+        ? new Presence((batch) => this.#calls.call('touch', (s) => s.touch!(this.name, batch)), resendAfterMs)
         : null;
   }
 
@@ -200,7 +130,7 @@ export class WaitingQueue {
   async #enter(id: string, withToken: boolean, presenceHead: number | undefined): Promise<MemberSnapshot> {
     const notAfter = performance.now() + this.#config.operationTimeoutMs;
     const options = withToken ? { notAfter, presenceHead, token: newEntryToken(), tokenTtlMs: this.#config.entryTokenTtlMs } : { notAfter, presenceHead };
-    return this.#call('enter', (s) => s.enter(this.name, id, options));
+    return this.#calls.call('enter', (s) => s.enter(this.name, id, options));
   }
 
   /**
@@ -219,7 +149,7 @@ export class WaitingQueue {
     const valid = parseControlsPatch(patch);
     const store = this.#controlsStore();
     const { seed, commitment } = newDrawSeed();
-    await this.#call('setControls', () => store.setControls!(this.name, { patch: valid, seed, commitment }));
+    await this.#calls.call('setControls', () => store.setControls!(this.name, { patch: valid, seed, commitment }));
     const controls = await this.controls();
     this.#events.emit('controls', controls);
     return controls;
@@ -228,7 +158,7 @@ export class WaitingQueue {
   /** The controls in force: those set through `setControls`, and this instance's options for the fields never set. */
   async controls(): Promise<QueueControls> {
     const store = this.#controlsStore();
-    const stored = await this.#call('controls', () => store.controls!(this.name));
+    const stored = await this.#calls.call('controls', () => store.controls!(this.name));
     return controlsInForce(stored, this.#config);
   }
 
@@ -247,7 +177,7 @@ export class WaitingQueue {
     const id = normalizeMemberId(memberId);
     const estimated = await this.#cache?.estimate(id);
     if (estimated) return this.#position(estimated, id);
-    const snapshot = await this.#call('position', (s) => s.position(this.name, id));
+    const snapshot = await this.#calls.call('position', (s) => s.position(this.name, id));
     this.#cache?.remember(id, snapshot);
     return this.#position(snapshot, id);
   }
@@ -288,35 +218,15 @@ export class WaitingQueue {
    * @throws {@link StoreUnavailableError} (a repeat is safe: it can never exceed the bucket).
    */
   async admit(): Promise<Admission[]> {
-    const c = this.#config;
     // This instance's latest signs of life first: nobody it just answered is dropped.
     await this.#presence?.flush();
-    // A burst that follows the rate can be as large as the rate an operator sets.
-    const sent = Math.min(c.burstFollowsRate ? MAX_BURST : c.admitBurst, Math.max(MIN_ADMIT_TOKENS, Math.ceil(this.#lastAdmittable * 1.25)));
-    const first = await this.#admitStep(sent);
-    let result = first;
-    // A custom store that does not say what was admittable gets the whole burst each time, as before.
-    this.#lastAdmittable = first.admittable ?? c.admitBurst;
-    // Only a step that used every token it was sent can have left admittable members
-    // behind: one that admitted fewer ran out of live members (members held at the head
-    // count as waiting in `admittable` but take no admission) or of drops.
-    const more = first.admitted.length < sent ? 0 : (first.admittable ?? 0) - first.admitted.length;
-    if (more > 0) {
-      try {
-        const second = await this.#admitStep(more);
-        result = { ...second, admitted: [...first.admitted, ...second.admitted] };
-      } catch (error) {
-        // The first step's members hold tokens: they are returned and announced; the
-        // second step's failure is reported (a repeat is safe: the bucket bounds it).
-        this[REPORT_ERROR](error instanceof Error ? error : new Error(String(error)));
-      }
-    }
-    const admissions = result.admitted.map((a) => ({ memberId: a.memberId, entryToken: a.entryToken, expiresAt: a.expiresAt }));
+    const admitted = await this.#steps.admit();
+    const admissions = admitted.map((a) => ({ memberId: a.memberId, entryToken: a.entryToken, expiresAt: a.expiresAt }));
     if (admissions.length > 0) {
       for (const a of admissions) this.#cache?.forget(a.memberId);
       this.#events.emit(
         'admitted',
-        result.admitted.map(({ memberId, expiresAt, waitedMs }) => ({
+        admitted.map(({ memberId, expiresAt, waitedMs }) => ({
           memberId,
           expiresAt,
           waitedSeconds: waitedMs === undefined || waitedMs === null ? null : waitedMs / 1000,
@@ -327,26 +237,9 @@ export class WaitingQueue {
   }
 
   /** One admission step with `count` fresh tokens. */
-  async #admitStep(count: number) {
+  async #admitStep(count: number): Promise<StepResult> {
     const c = this.#config;
-    const tokens = Array.from({ length: count }, newEntryToken);
-    const result = await this.#call('admit', (s) =>
-      s.admit(this.name, {
-        ratePerSecond: c.admitRatePerSecond,
-        burst: c.admitBurst,
-        burstFollowsRate: c.burstFollowsRate,
-        maxActive: c.maxActive,
-        tokenTtlMs: c.entryTokenTtlMs,
-        windowMs: ADMISSION_WINDOW_MS,
-        admitId: newAdmitId(),
-        tokens,
-        abandonAfterMs: c.abandonAfterMs,
-        holdSilentAfterMs: c.holdSilentAfterMs,
-        pickupTimeoutMs: c.pickupTimeoutMs,
-        dropHorizonMs: c.abandonAfterMs === null ? null : dropHorizonMs(Math.max(...c.pollingIntervals.map((tier) => tier.seconds)), PRESENCE_FLUSH_MS),
-        adaptive: c.admission.mode === 'adaptive' ? c.admission : null,
-      }),
-    );
+    const result = await this.#calls.call('admit', (s) => s.admit(this.name, admitRequest(c, Array.from({ length: count }, newEntryToken))));
     this.#presence?.observe(result.expiresAt - c.entryTokenTtlMs);
     if (result.abandoned && result.abandoned.length > 0) {
       for (const memberId of result.abandoned) this.#cache?.forget(memberId);
@@ -370,23 +263,7 @@ export class WaitingQueue {
    */
   startAdmitter(options: AdmitterOptions = {}): Admitter {
     const { intervalMs } = parseAdmitterOptions(options);
-    let incident: { since: number; failedCalls: number; lastCode: string } | null = null;
-    return startTimer(async () => {
-      try {
-        await this.admit();
-        if (incident) {
-          this.#recovered({ source: 'admitter', failedCalls: incident.failedCalls, durationMs: Date.now() - incident.since });
-          incident = null;
-        }
-      } catch (caught) {
-        const error = caught instanceof Error ? caught : new Error(String(caught));
-        const code = isWaitgateError(error) ? error.code : error.name;
-        incident ??= { since: Date.now(), failedCalls: 0, lastCode: '' };
-        incident.failedCalls++;
-        if (incident.lastCode !== code) this[REPORT_ERROR](error);
-        incident.lastCode = code;
-      }
-    }, intervalMs);
+    return startReportingTimer(() => this.admit(), intervalMs, this.#events);
   }
 
   /**
@@ -401,7 +278,7 @@ export class WaitingQueue {
     if (token === undefined || token === null || token === '') throw new EntryTokenError('MISSING');
     if (typeof token !== 'string' || !hasTokenShape(token)) throw new EntryTokenError('INVALID');
     const claimId = newClaimId();
-    const result = await this.#call('claim', (s) => s.claim(this.name, { memberId: id, token, claimId, leaseMs: this.#config.claimTtlMs }));
+    const result = await this.#calls.call('claim', (s) => s.claim(this.name, { memberId: id, token, claimId, leaseMs: this.#config.claimTtlMs }));
     if (result.status === 'IN_USE') {
       const { leaseExpiresAt, now } = result;
       const retryAfterSeconds = leaseExpiresAt !== undefined && now !== undefined ? Math.max(1, Math.ceil((leaseExpiresAt - now) / 1000)) : null;
@@ -423,7 +300,7 @@ export class WaitingQueue {
     const settle = this.#settleRequest(claim);
     if (!settle) return false;
     const rememberMs = this.#config.entryTokenTtlMs + this.#config.claimTtlMs;
-    const consumed = await this.#call('consume', (s) => s.consume(this.name, { ...settle, rememberMs, leaseMs: this.#config.claimTtlMs }));
+    const consumed = await this.#calls.call('consume', (s) => s.consume(this.name, { ...settle, rememberMs, leaseMs: this.#config.claimTtlMs }));
     if (consumed) this.#events.emit('consumed', { memberId: settle.memberId, tokenId: String(claim.tokenId) });
     return consumed;
   }
@@ -440,7 +317,7 @@ export class WaitingQueue {
     const { failed } = parseReleaseOptions(options);
     const settle = this.#settleRequest(claim);
     if (!settle) return false;
-    const released = await this.#call('release', (s) => s.release(this.name, { ...settle, leaseMs: this.#config.claimTtlMs, failed }));
+    const released = await this.#calls.call('release', (s) => s.release(this.name, { ...settle, leaseMs: this.#config.claimTtlMs, failed }));
     if (released) this.#events.emit('released', { memberId: settle.memberId, tokenId: String(claim.tokenId) });
     return released;
   }
@@ -451,7 +328,7 @@ export class WaitingQueue {
    */
   async leave(memberId: MemberId): Promise<boolean> {
     const id = normalizeMemberId(memberId);
-    const left = await this.#call('leave', (s) => s.leave(this.name, id));
+    const left = await this.#calls.call('leave', (s) => s.leave(this.name, id));
     this.#cache?.forget(id);
     this.#presence?.forget(id);
     if (left) this.#events.emit('left', { memberId: id });
@@ -475,7 +352,7 @@ export class WaitingQueue {
    * 10 minutes' admissions (kept in the store).
    */
   async stats(): Promise<QueueStats> {
-    const s = await this.#call('stats', (store) => store.stats(this.name));
+    const s = await this.#calls.call('stats', (store) => store.stats(this.name));
     const abandoned = s.abandoned ?? s.totals?.abandoned ?? 0;
     return {
       waiting: s.waiting,
@@ -498,22 +375,22 @@ export class WaitingQueue {
   async inspect(memberId: MemberId): Promise<MemberInspection> {
     const id = normalizeMemberId(memberId);
     if (typeof this.#store.inspect !== 'function') throw new WaitgateConfigError('store', 'cannot inspect members (inspect); RedisStore and MemoryStore can');
-    const inspection = await this.#call('inspect', (s) => s.inspect!(this.name, id));
+    const inspection = await this.#calls.call('inspect', (s) => s.inspect!(this.name, id));
     return { memberId: id, ...inspection };
   }
 
   on<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): this {
-    this.#events.on(event, listener as (...args: unknown[]) => void);
+    this.#events.on(event, listener);
     return this;
   }
 
   once<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): this {
-    this.#events.once(event, listener as (...args: unknown[]) => void);
+    this.#events.once(event, listener);
     return this;
   }
 
   off<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): this {
-    this.#events.off(event, listener as (...args: unknown[]) => void);
+    this.#events.off(event, listener);
     return this;
   }
 
@@ -539,47 +416,6 @@ export class WaitingQueue {
     return hasClaimIdShape(claim.claimId) ? { memberId, claimId: claim.claimId } : null;
   }
 
-  /** One store call, bounded by operationTimeoutMs; the first also runs the store's set-up checks. */
-  #call<T>(operation: string, run: (store: Store) => Promise<T>): Promise<T> {
-    if (!this.#checkedStore) {
-      this.#checkedStore = true;
-      void this.#checkStore();
-    }
-    if (!storeCalls.hasSubscribers) return withTimeout(operation, this.#config.operationTimeoutMs, () => run(this.#store));
-    const started = performance.now();
-    const publish = (error?: unknown) => {
-      const message: StoreCallMessage = { queue: this, queueName: this.name, operation, durationMs: performance.now() - started };
-      if (error !== undefined) message.error = error;
-      storeCalls.publish(message);
-    };
-    return withTimeout(operation, this.#config.operationTimeoutMs, () => run(this.#store)).then(
-      (value) => {
-        publish();
-        return value;
-      },
-      (error: unknown) => {
-        publish(error);
-        throw error;
-      },
-    );
-  }
-
-  async #checkStore(): Promise<void> {
-    const store = this.#store;
-    if (!store.warnings) return;
-    let warnings: StoreWarning[];
-    try {
-      warnings = await withTimeout('warnings', this.#config.operationTimeoutMs, () => store.warnings!());
-    } catch {
-      this.#checkedStore = false; // the store is down; check again on a later call
-      return;
-    }
-    for (const warning of warnings) {
-      if (this.#events.listenerCount('warning') > 0) this.#events.emit('warning', warning);
-      else process.emitWarning(warning.message, { code: `WAITGATE_${warning.code}` });
-    }
-  }
-
   /**
    * Reports an error of background work (the admitter, an adapter's retried
    * consume) as an `error` event, or as a process warning when nobody listens.
@@ -587,15 +423,6 @@ export class WaitingQueue {
    * @internal
    */
   [REPORT_ERROR](error: Error): void {
-    if (this.#events.listenerCount('error') > 0) this.#events.emit('error', error);
-    else process.emitWarning(`waitgate: ${error.message}`, { code: 'WAITGATE_BACKGROUND_ERROR' });
-  }
-
-  #recovered(notice: RecoveryNotice): void {
-    if (this.#events.listenerCount('recovered') > 0) this.#events.emit('recovered', notice);
-    else
-      process.emitWarning(`waitgate: the ${notice.source} works again after ${notice.failedCalls} failed calls (${Math.round(notice.durationMs / 1000)} s)`, {
-        code: 'WAITGATE_RECOVERED',
-      });
+    this.#events.reportError(error);
   }
 }
