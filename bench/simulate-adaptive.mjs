@@ -10,6 +10,13 @@
 // Every admitted member claims at once and orders; the order is consumed when it
 // commits, released when it fails. An order's latency is from its claim to its settle.
 // Fixed: 150 admissions/s. Adaptive: targetLatencyMs 300, min 20/s, max 150/s (starts at 150).
+// Issue 23 (SPEC §14): the latency scenario twice more with adaptive admission, with one
+// shopper beside the crowd who claims its token 40 times a second through waitgate/fetch's
+// guard and is answered 400 (shopper400) or 500 (shopper500) each time, released at once.
+// A 400 counts no failure; a 500 counts one per token per 2 s order window. The rate in
+// force must stay within 10% of the run without the shopper. SIM_ONLY_SHOPPER=1 runs only
+// those three (the latency scenario, adaptive), about 2 minutes 30 s as well, and writes
+// bench/results/simulate-adaptive-shopper-latest.json instead.
 //
 // Reports, per second: the rate in force, admissions, order latency p95, orders in flight,
 // failed orders; and the issue's figures: order latency p95 from t = 40 s to 90 s (at most
@@ -25,6 +32,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { withEntryToken } from '../dist/fetch.js';
 import { RedisStore, WaitingQueue } from '../dist/index.js';
 import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-server.mjs';
 import { mulberry32 } from './lib/seeded-random.mjs';
@@ -36,6 +44,8 @@ const env = (name, fallback) => (process.env[name] ? Number(process.env[name]) :
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const SECONDS = env('SIM_SECONDS', 130);
+const ONLY_SHOPPER = process.env.SIM_ONLY_SHOPPER === '1';
+const SHOPPER_PER_SECOND = 40;
 const MEMBERS = env('SIM_MEMBERS', 20_000);
 const CONNECTIONS = 40;
 const FIXED_RATE = 150;
@@ -80,13 +90,39 @@ const p95 = (values) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil(0.95 * sorted.length) - 1)];
 };
 
-async function run(scenarioName, mode) {
+/**
+ * One shopper beside the crowd: every 1/40 s it sends an order with its token through
+ * waitgate/fetch's guard, which claims it; the handler answers `status` (400 or 500), so
+ * the guard releases the claim at once (failed only for the 500). Counts the answers.
+ */
+function startShopper(queue, token, status) {
+  const handle = withEntryToken(queue, { memberId: (req) => req.headers.get('x-member') }, () => Response.json({ error: 'refused' }, { status }));
+  const answers = {};
+  let stopped = false;
+  const done = (async () => {
+    const t0 = performance.now();
+    for (let i = 0; !stopped; i++) {
+      const response = await handle(new Request('http://sim.test/orders', { method: 'POST', headers: { 'x-member': 'shopper', 'x-entry-token': token } }));
+      answers[response.status] = (answers[response.status] ?? 0) + 1;
+      await sleep(Math.max(0, ((i + 1) * 1000) / SHOPPER_PER_SECOND - (performance.now() - t0)));
+    }
+  })();
+  return {
+    answers,
+    stop: async () => {
+      stopped = true;
+      await done;
+    },
+  };
+}
+
+async function run(scenarioName, mode, shopperStatus = null) {
   const scenario = SCENARIOS[scenarioName];
   const server = await startBenchRedisServer();
   const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
   const queue = new WaitingQueue({
     store: new RedisStore({ client }),
-    name: `sim-${scenarioName}-${mode}`,
+    name: `sim-${scenarioName}-${mode}${shopperStatus ? `-shopper${shopperStatus}` : ''}`,
     admitRatePerSecond: FIXED_RATE,
     admitBurst: 150,
     abandonAfterSeconds: null,
@@ -95,6 +131,8 @@ async function run(scenarioName, mode) {
     operationTimeoutMs: 5000,
     admission: mode === 'adaptive' ? ADAPTIVE : { mode: 'fixed' },
   });
+  // The shopper, if any, enters first: admitted in the first step, it never orders for real.
+  if (shopperStatus) await queue.enter('shopper');
   for (let i = 0; i < MEMBERS; i += 500) await Promise.all(Array.from({ length: 500 }, (_, j) => queue.enter(`m${i + j}`)));
 
   const t0 = performance.now();
@@ -121,12 +159,17 @@ async function run(scenarioName, mode) {
 
   const samples = [];
   let stopped = false;
+  let shopper = null;
   const admitter = (async () => {
     while (!stopped) {
       const started = performance.now();
       const admissions = await queue.admit();
       bucketOf(elapsed()).admitted += admissions.length;
       for (const a of admissions) {
+        if (a.memberId === 'shopper') {
+          shopper = startShopper(queue, a.entryToken, shopperStatus);
+          continue;
+        }
         const p = order(a).catch((error) => console.error('order failed:', error.message));
         pending.add(p);
         void p.finally(() => pending.delete(p));
@@ -141,6 +184,7 @@ async function run(scenarioName, mode) {
   }
   stopped = true;
   await admitter;
+  await shopper?.stop();
   await Promise.all(pending);
   const stats = await queue.stats();
   client.disconnect();
@@ -157,7 +201,10 @@ async function run(scenarioName, mode) {
   return {
     scenario: scenarioName,
     mode,
+    shopper: shopperStatus ? { status: shopperStatus, perSecond: SHOPPER_PER_SECOND, answers: shopper?.answers ?? {} } : null,
     perSecond,
+    meanRate: perSecond.reduce((n, row) => n + row.rate, 0) / perSecond.length,
+    admitted: perSecond.reduce((n, row) => n + row.admitted, 0),
     latencyP95From40To90Ms: latencyP95From40To90 === null ? null : Math.round(latencyP95From40To90),
     secondsAfterRecoveryTo90PercentOfMax: mode === 'adaptive' && back ? back.t - scenario.recoveryAt : null,
     failedOrders: seconds.reduce((n, s) => n + s.failed, 0),
@@ -171,75 +218,98 @@ async function run(scenarioName, mode) {
 
 if (!redisServerVersion()) throw new Error('redis-server is not on PATH');
 const started = Date.now();
-const runs = await Promise.all([run('latency', 'fixed'), run('latency', 'adaptive'), run('failures', 'fixed'), run('failures', 'adaptive')]);
-const find = (scenario, mode) => runs.find((r) => r.scenario === scenario && r.mode === mode);
+const runs = await Promise.all([
+  ...(ONLY_SHOPPER ? [] : [run('latency', 'fixed'), run('failures', 'fixed'), run('failures', 'adaptive')]),
+  run('latency', 'adaptive'),
+  run('latency', 'adaptive', 400),
+  run('latency', 'adaptive', 500),
+]);
+const find = (scenario, mode, shopper = null) => runs.find((r) => r.scenario === scenario && r.mode === mode && (r.shopper?.status ?? null) === shopper);
 
 const clip = (v, max) => (v === null ? null : Math.min(v, max));
-const series = (r, key, options = {}) => ({ points: r.perSecond.map((row) => [row.t, options.clip ? clip(row[key], options.clip) : row[key]]), ...options.style });
+const series = (r, key, options = {}) => ({
+  points: r.perSecond.map((row) => [row.t, options.clip ? clip(row[key], options.clip) : row[key]]),
+  ...options.style,
+});
 const date = new Date().toISOString();
 const sub = (what) =>
   `${what}; fixed ${FIXED_RATE}/s vs adaptive (target ${ADAPTIVE.targetLatencyMs} ms, ${ADAPTIVE.minRatePerSecond}-${ADAPTIVE.maxRatePerSecond}/s); DB of ${CONNECTIONS} connections; ${date.slice(0, 10)}`;
 const LATENCY_CLIP = 3000;
-const charts = {
-  'perf-sim-adaptive-rate.svg': lineChart({
-    title: 'Admission rate in force: the database slows from 50 ms to 400 ms at t = 30 s, recovers at t = 90 s',
-    subtitle: sub('latency scenario'),
-    yLabel: 'admissions/s',
-    width: 880,
-    series: [
-      { name: 'rate in force, fixed', ...series(find('latency', 'fixed'), 'rate'), color: '#dc2626', dash: '6 4' },
-      { name: 'rate in force, adaptive', ...series(find('latency', 'adaptive'), 'rate'), color: '#2563eb' },
-      { name: 'admitted/s, adaptive', ...series(find('latency', 'adaptive'), 'admitted'), color: '#93c5fd' },
-    ],
-    hLines: [{ y: 100, label: 'DB capacity at 400 ms (100/s)', color: '#4b5563' }],
-  }),
-  'perf-sim-adaptive-latency.svg': lineChart({
-    title: `Order latency p95 per second (clipped at ${LATENCY_CLIP / 1000} s)`,
-    subtitle: sub('latency scenario'),
-    yLabel: 'ms',
-    width: 880,
-    series: [
-      { name: 'fixed', ...series(find('latency', 'fixed'), 'latencyP95', { clip: LATENCY_CLIP }), color: '#dc2626', dash: '6 4' },
-      { name: 'adaptive', ...series(find('latency', 'adaptive'), 'latencyP95', { clip: LATENCY_CLIP }), color: '#2563eb' },
-    ],
-    hLines: [{ y: 2 * ADAPTIVE.targetLatencyMs, label: `2x target (${2 * ADAPTIVE.targetLatencyMs} ms)`, color: '#4b5563' }],
-  }),
-  'perf-sim-adaptive-inflight.svg': lineChart({
-    title: 'Orders in flight (at the database or waiting for a connection)',
-    subtitle: sub('latency scenario'),
-    yLabel: 'orders',
-    width: 880,
-    series: [
-      { name: 'fixed', ...series(find('latency', 'fixed'), 'inFlight'), color: '#dc2626', dash: '6 4' },
-      { name: 'adaptive', ...series(find('latency', 'adaptive'), 'inFlight'), color: '#2563eb' },
-    ],
-  }),
-  'perf-sim-adaptive-failures.svg': lineChart({
-    title: '20% of orders fail from t = 30 s to t = 50 s: rate in force and failed orders/s',
-    subtitle: sub('failure scenario'),
-    yLabel: 'per second',
-    width: 880,
-    series: [
-      { name: 'rate in force, fixed', ...series(find('failures', 'fixed'), 'rate'), color: '#dc2626', dash: '6 4' },
-      { name: 'rate in force, adaptive', ...series(find('failures', 'adaptive'), 'rate'), color: '#2563eb' },
-      { name: 'failed orders/s, fixed', ...series(find('failures', 'fixed'), 'failed'), color: '#f97316', dash: '6 4' },
-      { name: 'failed orders/s, adaptive', ...series(find('failures', 'adaptive'), 'failed'), color: '#16a34a' },
-    ],
-  }),
-};
+const shopperChart = lineChart({
+  title: `One shopper answered 400 (or 500) ${SHOPPER_PER_SECOND} times a second beside the crowd: the rate in force`,
+  subtitle: sub('latency scenario, adaptive'),
+  yLabel: 'admissions/s',
+  width: 880,
+  series: [
+    { name: 'no shopper', ...series(find('latency', 'adaptive'), 'rate'), color: '#2563eb' },
+    { name: 'shopper answered 400', ...series(find('latency', 'adaptive', 400), 'rate'), color: '#16a34a', dash: '6 4' },
+    { name: 'shopper answered 500', ...series(find('latency', 'adaptive', 500), 'rate'), color: '#dc2626', dash: '2 3' },
+  ],
+});
+const charts = ONLY_SHOPPER
+  ? { 'perf-sim-adaptive-shopper.svg': shopperChart }
+  : {
+      'perf-sim-adaptive-shopper.svg': shopperChart,
+      'perf-sim-adaptive-rate.svg': lineChart({
+        title: 'Admission rate in force: the database slows from 50 ms to 400 ms at t = 30 s, recovers at t = 90 s',
+        subtitle: sub('latency scenario'),
+        yLabel: 'admissions/s',
+        width: 880,
+        series: [
+          { name: 'rate in force, fixed', ...series(find('latency', 'fixed'), 'rate'), color: '#dc2626', dash: '6 4' },
+          { name: 'rate in force, adaptive', ...series(find('latency', 'adaptive'), 'rate'), color: '#2563eb' },
+          { name: 'admitted/s, adaptive', ...series(find('latency', 'adaptive'), 'admitted'), color: '#93c5fd' },
+        ],
+        hLines: [{ y: 100, label: 'DB capacity at 400 ms (100/s)', color: '#4b5563' }],
+      }),
+      'perf-sim-adaptive-latency.svg': lineChart({
+        title: `Order latency p95 per second (clipped at ${LATENCY_CLIP / 1000} s)`,
+        subtitle: sub('latency scenario'),
+        yLabel: 'ms',
+        width: 880,
+        series: [
+          { name: 'fixed', ...series(find('latency', 'fixed'), 'latencyP95', { clip: LATENCY_CLIP }), color: '#dc2626', dash: '6 4' },
+          { name: 'adaptive', ...series(find('latency', 'adaptive'), 'latencyP95', { clip: LATENCY_CLIP }), color: '#2563eb' },
+        ],
+        hLines: [{ y: 2 * ADAPTIVE.targetLatencyMs, label: `2x target (${2 * ADAPTIVE.targetLatencyMs} ms)`, color: '#4b5563' }],
+      }),
+      'perf-sim-adaptive-inflight.svg': lineChart({
+        title: 'Orders in flight (at the database or waiting for a connection)',
+        subtitle: sub('latency scenario'),
+        yLabel: 'orders',
+        width: 880,
+        series: [
+          { name: 'fixed', ...series(find('latency', 'fixed'), 'inFlight'), color: '#dc2626', dash: '6 4' },
+          { name: 'adaptive', ...series(find('latency', 'adaptive'), 'inFlight'), color: '#2563eb' },
+        ],
+      }),
+      'perf-sim-adaptive-failures.svg': lineChart({
+        title: '20% of orders fail from t = 30 s to t = 50 s: rate in force and failed orders/s',
+        subtitle: sub('failure scenario'),
+        yLabel: 'per second',
+        width: 880,
+        series: [
+          { name: 'rate in force, fixed', ...series(find('failures', 'fixed'), 'rate'), color: '#dc2626', dash: '6 4' },
+          { name: 'rate in force, adaptive', ...series(find('failures', 'adaptive'), 'rate'), color: '#2563eb' },
+          { name: 'failed orders/s, fixed', ...series(find('failures', 'fixed'), 'failed'), color: '#f97316', dash: '6 4' },
+          { name: 'failed orders/s, adaptive', ...series(find('failures', 'adaptive'), 'failed'), color: '#16a34a' },
+        ],
+      }),
+    };
 const images = join(root, 'docs', 'images');
 mkdirSync(images, { recursive: true });
 for (const [file, svg] of Object.entries(charts)) writeFileSync(join(images, file), svg);
 mkdirSync(join(here, 'results'), { recursive: true });
 const summary = runs.map(({ perSecond: _perSecond, ...rest }) => rest);
 writeFileSync(
-  join(here, 'results', 'simulate-adaptive-latest.json'),
+  join(here, 'results', ONLY_SHOPPER ? 'simulate-adaptive-shopper-latest.json' : 'simulate-adaptive-latest.json'),
   JSON.stringify(
     {
       date,
+      onlyShopper: ONLY_SHOPPER,
       durationSeconds: Math.round((Date.now() - started) / 1000),
       machine: { cpus: os.cpus().length, node: process.version, redis: redisServerVersion() },
-      config: { seconds: SECONDS, members: MEMBERS, connections: CONNECTIONS, fixedRate: FIXED_RATE, adaptive: ADAPTIVE },
+      config: { seconds: SECONDS, members: MEMBERS, connections: CONNECTIONS, fixedRate: FIXED_RATE, adaptive: ADAPTIVE, shopperPerSecond: SHOPPER_PER_SECOND },
       summary,
       runs,
     },
@@ -248,15 +318,33 @@ writeFileSync(
   ),
 );
 const ok = (b) => (b ? 'OK    ' : 'NOT OK');
-const lf = find('latency', 'fixed');
 const la = find('latency', 'adaptive');
+for (const status of [400, 500]) {
+  const r = find('latency', 'adaptive', status);
+  // Per second, after the first 2 s (the shopper's first orders): the largest gap between the rates.
+  const gaps = r.perSecond.slice(2).map((row, i) => Math.abs(row.rate - la.perSecond[i + 2].rate) / la.perSecond[i + 2].rate);
+  const meanGap = Math.abs(r.meanRate - la.meanRate) / la.meanRate;
+  console.log(
+    `${ok(meanGap <= 0.1)} shopper answered ${status} ${SHOPPER_PER_SECOND}/s (${JSON.stringify(r.shopper.answers)}): mean rate ${r.meanRate.toFixed(1)}/s vs ${la.meanRate.toFixed(1)}/s without (${(100 * meanGap).toFixed(1)}%), ` +
+      `admitted ${r.admitted} vs ${la.admitted}, largest gap in one second ${(100 * Math.max(...gaps)).toFixed(1)}%, ` +
+      `min rate ${Math.min(...r.perSecond.map((row) => row.rate)).toFixed(1)} vs ${Math.min(...la.perSecond.map((row) => row.rate)).toFixed(1)}`,
+  );
+}
+if (ONLY_SHOPPER) process.exit(0);
+const lf = find('latency', 'fixed');
 const fa = find('failures', 'adaptive');
-console.log(`order latency p95, t 40-90 s: fixed ${lf.latencyP95From40To90Ms} ms, adaptive ${la.latencyP95From40To90Ms} ms (target ${ADAPTIVE.targetLatencyMs})`);
+console.log(
+  `order latency p95, t 40-90 s: fixed ${lf.latencyP95From40To90Ms} ms, adaptive ${la.latencyP95From40To90Ms} ms (target ${ADAPTIVE.targetLatencyMs})`,
+);
 console.log(`${ok(la.latencyP95From40To90Ms <= 2 * ADAPTIVE.targetLatencyMs)} adaptive p95 at most 2x the target`);
 console.log(`${ok(lf.latencyP95From40To90Ms > 2 * ADAPTIVE.targetLatencyMs)} fixed p95 above 2x the target`);
 for (const r of [la, fa]) {
-  console.log(`${ok(r.secondsAfterRecoveryTo90PercentOfMax !== null && r.secondsAfterRecoveryTo90PercentOfMax <= 30)} ${r.scenario}: rate back at 90% of max ${r.secondsAfterRecoveryTo90PercentOfMax} s after the recovery`);
+  console.log(
+    `${ok(r.secondsAfterRecoveryTo90PercentOfMax !== null && r.secondsAfterRecoveryTo90PercentOfMax <= 30)} ${r.scenario}: rate back at 90% of max ${r.secondsAfterRecoveryTo90PercentOfMax} s after the recovery`,
+  );
 }
 for (const r of runs) {
-  console.log(`${ok(r.noMemberLost && r.noTokenUsedTwice)} ${r.scenario}/${r.mode}: no member lost, no token used twice; orders ${r.orders}, failed ${r.failedOrders}, totals ${JSON.stringify(r.totals)}`);
+  console.log(
+    `${ok(r.noMemberLost && r.noTokenUsedTwice)} ${r.scenario}/${r.mode}: no member lost, no token used twice; orders ${r.orders}, failed ${r.failedOrders}, totals ${JSON.stringify(r.totals)}`,
+  );
 }

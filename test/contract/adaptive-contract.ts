@@ -110,6 +110,18 @@ export function describeAdaptiveContract(label: string, harness: StoreHarness): 
       expect((await queue.controls()).admitRatePerSecond).toBeCloseTo(10.8 * 0.8, 9);
     });
 
+    it('release refuses a bad option with WaitgateConfigError, releasing nothing', async () => {
+      const { queue } = await setup();
+      const [admission] = await queue.admit();
+      const claim = await queue.claim(admission!.memberId, admission!.entryToken);
+      for (const bad of [{ failed: 'no' }, { fail: false }, null, 'failed']) {
+        await expect(queue.release(claim, bad as never)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+      }
+      expect((await queue.stats()).claimed).toBe(1);
+      expect(await queue.release(claim, { failed: false })).toBe(true);
+      expect((await queue.stats()).claimed).toBe(0);
+    });
+
     it('holds the rate while no order settles (paused, before an opening, nobody ordering)', async () => {
       const { queue, elapse } = await setup({ admitRatePerSecond: 5 });
       for (let i = 0; i < 3; i++) {

@@ -425,7 +425,9 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
         const { app, order, admittedToken, rateAfterOrders } = await setup({ settle: 'manual', adaptive: true });
         try {
           const token = await admittedToken('alice');
-          expect(await (await order('alice', token, { 'x-test-settle': 'release-not-failed', 'x-test-status': '400' })).json()).toMatchObject({ settled: true });
+          expect(await (await order('alice', token, { 'x-test-settle': 'release-not-failed', 'x-test-status': '400' })).json()).toMatchObject({
+            settled: true,
+          });
           expect(await rateAfterOrders()).toBe(10);
           expect(await (await order('alice', token, { 'x-test-settle': 'release', 'x-test-status': '500' })).json()).toMatchObject({ settled: true });
           expect(await rateAfterOrders()).toBe(8);

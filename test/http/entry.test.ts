@@ -81,7 +81,18 @@ describe('orderFailed: which ends of an order request count as a failed order (S
     ['a thrown error declaring 409 by status (Hono, http-errors)', { thrown: true, error: Object.assign(new Error('x'), { status: 409 }) }, false],
     ['a thrown error declaring 422 by statusCode (Fastify)', { thrown: true, error: { statusCode: 422 } }, false],
     ['a thrown error declaring 503', { thrown: true, error: { status: 503 } }, true],
-    ['a thrown error whose getStatus throws', { thrown: true, error: { getStatus: () => { throw new Error('x'); } } }, true],
+    [
+      'a thrown error whose getStatus throws',
+      {
+        thrown: true,
+        error: {
+          getStatus: () => {
+            throw new Error('x');
+          },
+        },
+      },
+      true,
+    ],
     ['a thrown error the framework answered with a 400', { thrown: true, error: new Error('x'), status: 400 }, false],
     ['a thrown error the framework answered with a 2xx', { thrown: true, error: new Error('x'), status: 200 }, true],
   ])('%s: %s', (_label, end, failed) => {
