@@ -141,7 +141,8 @@ const paceCase: fc.Arbitrary<PaceCase> = fc
     // now before, at, and after the last update, up to days later.
     dt: fc.oneof(fc.constant(0), fc.integer({ min: -5_000, max: 60_000 }), fc.integer({ min: 0, max: 1e10 })),
     stepMoved: fc.nat({ max: 10_000 }),
-    stepOffered: fc.oneof(fc.nat({ max: 10_000 }), fc.double({ min: 0, max: 10_000, noNaN: true })),
+    // powers of two make exact ties for %.6g (65 / 64 = 1.015625).
+    stepOffered: fc.oneof(fc.nat({ max: 10_000 }), fc.double({ min: 0, max: 10_000, noNaN: true }), fc.nat({ max: 13 }).map((j) => 2 ** j)),
   })
   .map(({ first, moved, offered, dt, stepMoved, stepOffered }) =>
     first ? [null, null, null, T0, stepMoved, stepOffered] : [moved, offered, T0, T0 + dt, stepMoved, stepOffered],
@@ -157,6 +158,14 @@ describe('the pace of the line (pace.lua nextPace = rates.ts nextPace)', () => {
       }
     }
     await expectSamePace(edges);
+  });
+
+  it('stores the same factor when moved / offered lies exactly halfway between two 6-digit factors', async () => {
+    // 65/64 = 1.015625, 13/128 = 0.1015625, 321/32 = 10.03125, 1/20.48 = 0.048828125 (clamped):
+    // %.6g rounds such a tie to the even digit (1.01562), toPrecision(6) away from zero.
+    const ties: PaceCase[] = [[null, null, null, T0, 65, 64], [null, null, null, T0, 13, 128], [null, null, null, T0, 321, 32], [null, null, null, T0, 67, 64], [null, null, null, T0, 100, 2048]];
+    for (let k = 1; k < 640; k += 2) ties.push([null, null, null, T0, 640 + k, 640]);
+    await expectSamePace(ties);
   });
 
   it('gives the same sums and stored factor over many drawn inputs', async () => {
