@@ -3,7 +3,7 @@
 // plans with. They are computed from the controls the store holds (pinned, adaptive or
 // the options), never from a value one instance happens to remember, so an instance that
 // only admits behaves exactly like one that also answers polls. lua/includes/ratesInForce.lua,
-// pace.lua and tokenRecord.lua do the same in Redis (test/lua/rules.test.ts compares them).
+// pace.lua and tokenRecord.lua do the same in Redis (test/store/redis-rules.test.ts compares them).
 
 /** The largest burst (lua/includes/ratesInForce.lua MAX_BURST). */
 export const MAX_BURST = 10_000;
