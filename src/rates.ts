@@ -3,7 +3,7 @@
 // plans with. They are computed from the controls the store holds (pinned, adaptive or
 // the options), never from a value one instance happens to remember, so an instance that
 // only admits behaves exactly like one that also answers polls. lua/includes/ratesInForce.lua,
-// pace.lua and tokenRecord.lua do the same in Redis (test/lua/rules.test.ts compares them).
+// pace.lua and tokenRecord.lua do the same in Redis (test/store/redis-rules.test.ts compares them).
 
 /** The largest burst (lua/includes/ratesInForce.lua MAX_BURST). */
 export const MAX_BURST = 10_000;
@@ -75,6 +75,18 @@ export function nextPace(previous: Pace | null, now: number, stepMoved: number, 
   const moved = (previous?.moved ?? 0) * keep + stepMoved;
   const offered = (previous?.offered ?? 0) * keep + stepOffered;
   // Six significant digits, as the script stores it (%.6g): both stores estimate alike.
-  const factor = offered > 0 ? Number(Math.min(MAX_PACE, Math.max(MIN_PACE, moved / offered)).toPrecision(6)) : 1;
+  const factor = offered > 0 ? sixDigits(Math.min(MAX_PACE, Math.max(MIN_PACE, moved / offered))) : 1;
   return { moved, offered, at: now, factor };
+}
+
+/**
+ * A factor within [MIN_PACE, MAX_PACE] to six significant digits as C's %.6g rounds it:
+ * on an exact tie (65 / 64 = 1.015625) to the even digit, where toPrecision rounds up.
+ */
+function sixDigits(x: number): number {
+  // The exact decimal value of x: a double of at least 2^-5 has at most 57 decimals.
+  const digits = x.toFixed(60).replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  const tieToEven = digits.length === 7 && digits[6] === '5' && Number(digits[5]) % 2 === 0;
+  // Just below the tie, x rounds down to the even digit (1e-9 is far inside half a unit).
+  return Number((tieToEven ? x * (1 - 1e-9) : x).toPrecision(6));
 }
