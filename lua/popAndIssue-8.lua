@@ -121,7 +121,8 @@ end
 -- How many the bucket, burst, cap and queue length allow, then how many of those
 -- the fresh tokens sent cover.
 local waitingBefore = redis.call('ZCARD', KEYS[1])
-local offered = math.min(math.floor(tokens + 1e-9), burst, #ARGV - FIRST_TOKEN + 1)
+-- What the bucket offered this step (maxActive aside: a line it holds back moves slower).
+local offered = math.min(math.floor(tokens + 1e-9), burst)
 local admittable = math.min(math.floor(tokens + 1e-9), burst, waitingBefore)
 if maxActive >= 0 then admittable = math.min(admittable, maxActive - active) end
 local passthrough = mode == 'passthrough'
@@ -195,7 +196,9 @@ local metaFields = { 'bt', string.format('%.17g', tokens), 'bts', int(refilledAt
 if n > 0 then recordAdmissions(metaFields, m, now, n, windowMs) end
 -- The pace counts only steps that left members waiting: a step that drained the line
 -- shows the demand, not how fast the line can move.
-if not passthrough and not standing and offered > 0 and waitingBefore > n + #dropped then
+-- Nor a step sent with fewer tokens than were admittable: a second step follows at once,
+-- and the two together are what the bucket offered.
+if not passthrough and not standing and offered > 0 and waitingBefore > n + #dropped and #ARGV - FIRST_TOKEN + 1 >= admittable then
   local pm, pc, pf = nextPace(tonumber(m.pm), tonumber(m.pc), tonumber(m.pz), now, n + #dropped, offered)
   for _, v in ipairs({ 'pm', string.format('%.17g', pm), 'pc', string.format('%.17g', pc), 'pz', int(now), 'pf', string.format('%.6g', pf) }) do
     metaFields[#metaFields + 1] = v

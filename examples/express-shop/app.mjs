@@ -139,7 +139,7 @@ export function createShop({ queue, db, adminToken, metrics, opsPassword }) {
     const entry = req.entry;
     const productId = Number(req.body?.productId);
     if (!Number.isSafeInteger(productId) || !listProducts(db).some((p) => p.id === productId)) {
-      await entry.release();
+      await entry.release({ failed: false }); // the shopper's mistake, not a failed order
       return res.status(400).json({ error: { code: 'BAD_PRODUCT', message: 'productId must be a product id' } });
     }
     try {
@@ -148,7 +148,7 @@ export function createShop({ queue, db, adminToken, metrics, opsPassword }) {
       res.status(201).json({ order });
     } catch (error) {
       if (error instanceof OutOfStockError) {
-        await entry.release(); // the shopper keeps the token and may pick another product
+        await entry.release({ failed: false }); // the shopper keeps the token and may pick another product; not a failed order
         return res.status(409).json({ error: { code: 'OUT_OF_STOCK', message: 'Sold out. Your place is kept: pick another product.' } });
       }
       if (error instanceof AlreadyOrderedError) {

@@ -3,7 +3,7 @@
 -- evaluation, at most once a second by any instance, kept in meta:
 --   ar the rate in force   ae when it was last evaluated (ms)
 -- src/admission-control.ts nextRate is the same law for MemoryStore; the differential
--- test test/lua/adaptive-law.test.ts checks that both give the same rate over many inputs.
+-- test test/store/redis-rules.test.ts checks that both give the same rate over many inputs.
 -- Needs the orderHealth include.
 local FAILURE_SHARE, DECREASE_ON_FAILURE, MIN_DECREASE, MAX_DECREASE, INCREASE_STEPS = 0.1, 0.8, 0.5, 0.9, 25
 local EVALUATE_EVERY_MS = 1000

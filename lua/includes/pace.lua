@@ -4,7 +4,7 @@
 --   pm members moved   pc tokens offered   pz when last updated (ms)   pf the factor
 -- 1: the line moves at the rate in force; below 1: maxActive, a stalled drop bucket or a
 -- late admitter held it back; above 1: abandoned members ahead make it move faster.
--- src/rates.ts nextPace is the same for MemoryStore (test/lua/pace.test.ts checks both).
+-- src/rates.ts nextPace is the same for MemoryStore (test/store/redis-rules.test.ts checks both).
 local PACE_MEMORY_MS = 10000
 local MIN_PACE, MAX_PACE = 0.05, 20
 local PACE_FIELDS = { 'pm', 'pc', 'pz' }

@@ -281,7 +281,8 @@ export class MemoryStore implements Store {
     if (c.mode === 'paused' || c.mode === 'closed' || beforeOpening(c, now)) admittable = 0;
     admittable = Math.max(0, admittable);
     const n = Math.min(admittable, request.tokens.length);
-    const offered = Math.min(Math.floor(bucket.tokens + 1e-9), burst, request.tokens.length);
+    // What the bucket offered this step (maxActive aside: a line it holds back moves slower).
+    const offered = Math.min(Math.floor(bucket.tokens + 1e-9), burst);
     const standing = c.mode === 'paused' || c.mode === 'closed' || beforeOpening(c, now);
 
     // Take members from the head until n live members are found; the dead are dropped at
@@ -350,7 +351,8 @@ export class MemoryStore implements Store {
     q.window = recordAdmissionStep(q.window, admitted.length, waitingBefore, now, request.windowMs, abandoned.length);
     // The pace counts only steps that left members waiting (mirrors lua/popAndIssue-8.lua).
     const moved = admitted.length + abandoned.length;
-    if (!passthrough && !standing && offered > 0 && waitingBefore > moved) {
+    // Nor a step sent with fewer tokens than were admittable: a second step follows at once.
+    if (!passthrough && !standing && offered > 0 && waitingBefore > moved && request.tokens.length >= admittable) {
       q.pace = nextPace(q.pace, now, moved, offered);
       q.window = { ...q.window, pace: q.pace.factor };
     }

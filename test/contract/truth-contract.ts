@@ -59,6 +59,20 @@ export function describeTruthContract(label: string, harness: StoreHarness): voi
       expect(stats.admittedPerSecond).toBeLessThan(4.5);
     });
 
+    it('estimates follow a line that maxActive holds back: the pace measured by the store, whichever instance admits', async () => {
+      const { queue, make, elapse } = await setup({ admitRatePerSecond: 10, maxActive: 2 });
+      const admitter = make();
+      await enterAll(queue, ids('m', 40));
+      for (let step = 0; step < 6; step++) {
+        for (const a of await admitter.admit()) await admitter.consume(await admitter.claim(a.memberId, a.entryToken));
+        await elapse(1000);
+      }
+      // 2 admitted a second of the 10 the bucket offers: rank 20 waits about 10 s, not 2 s.
+      const estimate = (await queue.position('m30')).estimatedWaitSeconds!;
+      expect(estimate).toBeGreaterThanOrEqual(8);
+      expect(estimate).toBeLessThanOrEqual(12);
+    });
+
     it('an instance that only admits drops no live member after an operator lowers the rate (drop pace from the controls in the store)', async () => {
       const options = { admitRatePerSecond: 50, pollingIntervals: [{ seconds: 1 }], abandonAfterSeconds: 5 };
       const { queue: poller, make, elapse } = await setup(options);
