@@ -264,7 +264,8 @@ function checksOf(config, { load, shopResult, redisSeries, t0 }) {
     (s.stoppedPolling ?? 0) +
     (s.goneAtAdmission ?? 0) +
     (s.goneAfterReadingReady ?? 0);
-  const membersLost = load.lost.notEnteredWhileWaiting + (config.shoppers - accounted - s.unfinished);
+  // (A shopper told NOT_ENTERED is in none of the outcomes: counted once, by the difference.)
+  const membersLost = config.shoppers - accounted - s.unfinished;
 
   const series = shopResult.series.map((row) => {
     const t = Math.round(row.t);
