@@ -584,8 +584,11 @@ function printHonesty(summary, prefix = '') {
   console.log(
     `${prefix}  members admitted who entered waiting: ${h.admittedWhoEnteredWaiting}, of them waited >= ${h.minWaitSeconds} s: ${h.waitedAtLeastMin}`,
   );
-  console.log(line('at entry', h.atEntry));
-  console.log(line('at half the wait', h.atHalfWait));
+  for (const [name, e] of [
+    ['at entry', h.atEntry],
+    ['at half the wait', h.atHalfWait],
+  ])
+    console.log(e.estimated ? line(name, e) : `${prefix}  estimate honesty ${name}: no member estimated who waited >= ${h.minWaitSeconds} s`);
   if (h.atHalfWaitAfterRateChange?.estimated) console.log(line('at half the wait, shown after the rate change', h.atHalfWaitAfterRateChange));
   const n = h.neverShrinksWhileNobodyAdmitted;
   const r = n.rankDidNotFall;
