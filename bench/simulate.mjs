@@ -264,7 +264,8 @@ function checksOf(config, { load, shopResult, redisSeries, t0 }) {
     (s.stoppedPolling ?? 0) +
     (s.goneAtAdmission ?? 0) +
     (s.goneAfterReadingReady ?? 0);
-  const membersLost = load.lost.notEnteredWhileWaiting + (config.shoppers - accounted - s.unfinished);
+  // (A shopper told NOT_ENTERED is in none of the outcomes: counted once, by the difference.)
+  const membersLost = config.shoppers - accounted - s.unfinished;
 
   const series = shopResult.series.map((row) => {
     const t = Math.round(row.t);
@@ -583,8 +584,11 @@ function printHonesty(summary, prefix = '') {
   console.log(
     `${prefix}  members admitted who entered waiting: ${h.admittedWhoEnteredWaiting}, of them waited >= ${h.minWaitSeconds} s: ${h.waitedAtLeastMin}`,
   );
-  console.log(line('at entry', h.atEntry));
-  console.log(line('at half the wait', h.atHalfWait));
+  for (const [name, e] of [
+    ['at entry', h.atEntry],
+    ['at half the wait', h.atHalfWait],
+  ])
+    console.log(e.estimated ? line(name, e) : `${prefix}  estimate honesty ${name}: no member estimated who waited >= ${h.minWaitSeconds} s`);
   if (h.atHalfWaitAfterRateChange?.estimated) console.log(line('at half the wait, shown after the rate change', h.atHalfWaitAfterRateChange));
   const n = h.neverShrinksWhileNobodyAdmitted;
   const r = n.rankDidNotFall;

@@ -195,7 +195,7 @@ async function shopper(i) {
   // Enter (retry on 503 / network errors).
   let p = null;
   while (!stop) {
-    me.enterStart = Date.now();
+    me.enterStart ||= Date.now(); // the first attempt: one that timed out (503) may still have entered
     const res = await request('POST', '/queue/enter', cookie);
     me.enterEnd = Date.now();
     bin().enters++;
