@@ -121,8 +121,6 @@ end
 -- How many the bucket, burst, cap and queue length allow, then how many of those
 -- the fresh tokens sent cover.
 local waitingBefore = redis.call('ZCARD', KEYS[1])
--- What the bucket offered this step (maxActive aside: a line it holds back moves slower).
-local offered = math.min(math.floor(tokens + 1e-9), burst)
 local admittable = math.min(math.floor(tokens + 1e-9), burst, waitingBefore)
 if maxActive >= 0 then admittable = math.min(admittable, maxActive - active) end
 local passthrough = mode == 'passthrough'
@@ -194,15 +192,20 @@ end
 -- near a whole token.
 local metaFields = { 'bt', string.format('%.17g', tokens), 'bts', int(refilledAt) }
 if n > 0 then recordAdmissions(metaFields, m, now, n, windowMs) end
--- The pace counts only steps that left members waiting: a step that drained the line
--- shows the demand, not how fast the line can move.
--- Nor a step sent with fewer tokens than were admittable: a second step follows at once,
--- and the two together are what the bucket offered.
-if not passthrough and not standing and offered > 0 and waitingBefore > n + #dropped and #ARGV - FIRST_TOKEN + 1 >= admittable then
-  local pm, pc, pf = nextPace(tonumber(m.pm), tonumber(m.pc), tonumber(m.pz), now, n + #dropped, offered)
-  for _, v in ipairs({ 'pm', string.format('%.17g', pm), 'pc', string.format('%.17g', pc), 'pz', int(now), 'pf', string.format('%.6g', pf) }) do
-    metaFields[#metaFields + 1] = v
-  end
+-- The pace of the line: every step decays it; a step that left members waiting adds
+-- the members it took off the line and the tokens the rate offered since the last step
+-- (lua/includes/pace.lua). A step that drained the line shows the demand, not how fast
+-- the line can move; paused, closed, before the opening or in passthrough, nor does it.
+local lastStepAt = tonumber(m.pz)
+local counted = lastStepAt and not passthrough and not standing and waitingBefore > n + #dropped
+local pm, pc, pf = nextPace(tonumber(m.pm), tonumber(m.pc), lastStepAt, now,
+  counted and n + #dropped or 0, counted and stepOffered(rate, lastStepAt, now) or 0)
+for _, v in ipairs({ 'pm', string.format('%.17g', pm), 'pc', string.format('%.17g', pc), 'pz', int(now) }) do
+  metaFields[#metaFields + 1] = v
+end
+if pc > 0 then
+  metaFields[#metaFields + 1] = 'pf'
+  metaFields[#metaFields + 1] = string.format('%.6g', pf)
 end
 -- The line moved (or had nobody to move): the wait estimate's stall clock restarts.
 if n > 0 or #dropped > 0 or waitingBefore == 0 then

@@ -51,14 +51,21 @@ export const PICKUP_GRACE_MS = 2000;
 
 /** How long a step's weight lasts in the pace of the line (lua/includes/pace.lua). */
 export const PACE_MEMORY_MS = 10_000;
+/** A step offers at most this long of the rate: a longer gap is a stalled admitter (the stall rule of the estimate). */
+export const MAX_STEP_GAP_MS = 5000;
+
+/** The tokens the rate in force offered since the last admission step (lua/includes/pace.lua stepOffered). */
+export function stepOffered(ratePerSecond: number, lastStepAt: number, now: number): number {
+  return (ratePerSecond * Math.max(0, Math.min(MAX_STEP_GAP_MS, now - lastStepAt))) / 1000;
+}
 const MIN_PACE = 0.05;
 const MAX_PACE = 20;
 
-/** The pace of the line: members moved and tokens offered by the steps that left members waiting, decayed. */
+/** The pace of the line: members moved and tokens the rate offered in the steps that left members waiting, decayed. */
 export interface Pace {
   moved: number;
   offered: number;
-  /** When last updated (store clock, ms). */
+  /** The last admission step (store clock, ms): every step updates it. */
   at: number;
   /** moved / offered within [0.05, 20]: the line's pace per unit of the rate in force. */
   factor: number;
@@ -66,14 +73,15 @@ export interface Pace {
 
 /**
  * The pace after a step that took `stepMoved` members off the line (admitted or
- * dropped) with `stepOffered` tokens on offer (what the bucket and the tokens sent
- * allowed, before maxActive): below 1, maxActive, the drop bucket or a slow admitter
- * held the line back; above 1, abandoned members ahead made it move faster.
+ * dropped) while the rate offered `offeredNow` tokens since the step before
+ * ({@link stepOffered}; both 0 for a step that does not count, which only decays):
+ * below 1, maxActive, the drop bucket or a slow admitter held the line back; above 1,
+ * abandoned members ahead made it move faster.
  */
-export function nextPace(previous: Pace | null, now: number, stepMoved: number, stepOffered: number): Pace {
+export function nextPace(previous: Pace | null, now: number, stepMoved: number, offeredNow: number): Pace {
   const keep = previous === null ? 0 : now > previous.at ? Math.exp(-(now - previous.at) / PACE_MEMORY_MS) : 1;
   const moved = (previous?.moved ?? 0) * keep + stepMoved;
-  const offered = (previous?.offered ?? 0) * keep + stepOffered;
+  const offered = (previous?.offered ?? 0) * keep + offeredNow;
   // Six significant digits, as the script stores it (%.6g): both stores estimate alike.
   const factor = offered > 0 ? sixDigits(Math.min(MAX_PACE, Math.max(MIN_PACE, moved / offered))) : 1;
   return { moved, offered, at: now, factor };

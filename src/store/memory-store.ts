@@ -29,7 +29,7 @@ import type {
   StoredControls,
 } from './store.js';
 import { WaitingLine } from './waiting-line.js';
-import { PICKUP_GRACE_MS, defaultBurst, nextPace, presenceHead, type Pace } from '../rates.js';
+import { PICKUP_GRACE_MS, defaultBurst, nextPace, presenceHead, stepOffered, type Pace } from '../rates.js';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -281,8 +281,6 @@ export class MemoryStore implements Store {
     if (c.mode === 'paused' || c.mode === 'closed' || beforeOpening(c, now)) admittable = 0;
     admittable = Math.max(0, admittable);
     const n = Math.min(admittable, request.tokens.length);
-    // What the bucket offered this step (maxActive aside: a line it holds back moves slower).
-    const offered = Math.min(Math.floor(bucket.tokens + 1e-9), burst);
     const standing = c.mode === 'paused' || c.mode === 'closed' || beforeOpening(c, now);
 
     // Take members from the head until n live members are found; the dead are dropped at
@@ -349,13 +347,12 @@ export class MemoryStore implements Store {
     q.bucket = bucket;
     q.totals.abandoned += abandoned.length;
     q.window = recordAdmissionStep(q.window, admitted.length, waitingBefore, now, request.windowMs, abandoned.length);
-    // The pace counts only steps that left members waiting (mirrors lua/popAndIssue-8.lua).
+    // The pace of the line (mirrors lua/popAndIssue-8.lua): every step decays it; a step
+    // that left members waiting adds its moves and the tokens the rate offered since the step before.
     const moved = admitted.length + abandoned.length;
-    // Nor a step sent with fewer tokens than were admittable: a second step follows at once.
-    if (!passthrough && !standing && offered > 0 && waitingBefore > moved && request.tokens.length >= admittable) {
-      q.pace = nextPace(q.pace, now, moved, offered);
-      q.window = { ...q.window, pace: q.pace.factor };
-    }
+    const counted = q.pace !== null && !passthrough && !standing && waitingBefore > moved;
+    q.pace = nextPace(q.pace, now, counted ? moved : 0, counted ? stepOffered(rate, q.pace!.at, now) : 0);
+    if (q.pace.offered > 0) q.window = { ...q.window, pace: q.pace.factor };
     q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
     if (admitted.length + abandoned.length > 0) {
       const headMoves = (q.headMoves += admitted.length + abandoned.length);

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EVALUATE_EVERY_MS, nextRate, ORDER_WINDOW_MS } from '../../src/admission-control.js';
-import { defaultBurst, MAX_BURST, nextPace, PACE_MEMORY_MS, PICKUP_GRACE_MS, presenceHead } from '../../src/rates.js';
+import { defaultBurst, MAX_BURST, MAX_STEP_GAP_MS, nextPace, PACE_MEMORY_MS, PICKUP_GRACE_MS, presenceHead, stepOffered } from '../../src/rates.js';
 
 const includesDir = join(import.meta.dirname, '..', '..', 'lua', 'includes');
 const include = (name: string): string => readFileSync(join(includesDir, `${name}.lua`), 'utf8');
@@ -36,6 +36,8 @@ for _, c in ipairs(input) do
     out[#out + 1] = g(defaultBurst(c[1]))
   elseif kind == 'presenceHead' then
     out[#out + 1] = g(presenceHead(c[1], c[2], c[3]))
+  elseif kind == 'stepOffered' then
+    out[#out + 1] = g(stepOffered(c[1], c[2], c[3]))
   end
 end
 return out
@@ -99,11 +101,43 @@ describe('the adaptive law (adaptiveRate.lua nextRate = admission-control.ts nex
   it('gives the same rate on the edges: no orders, failure share at 0.1, latency at the target, bounds', async () => {
     const edges: RateCase[] = [];
     for (const inForce of [0, 1, 5, 50, 99.5, 100, 1000, 1e6]) {
-      for (const [count, failed] of [[0, 0], [1, 0], [10, 1], [10, 2], [100, 10], [100, 11], [30, 3], [19, 2], [1, 1], [7, 7]] as const) {
+      for (const [count, failed] of [
+        [0, 0],
+        [1, 0],
+        [10, 1],
+        [10, 2],
+        [100, 10],
+        [100, 11],
+        [30, 3],
+        [19, 2],
+        [1, 1],
+        [7, 7],
+      ] as const) {
         // mean latency: none, below, exactly the target, just above, and at ratios that hit
         // both decrease bounds (0.5, 0.9) and the inside between them.
-        for (const [latency, samples] of [[0, 0], [100, 1], [500, 1], [5000, 10], [501, 1], [550, 1], [999, 1], [1000, 1], [1001, 1], [2000, 2], [1111, 2], [600, 1], [1e9, 1]] as const) {
-          for (const [min, max] of [[5, 100], [0, 1000], [1, 1], [100, 100], [0.5, 1e6]] as const) edges.push([inForce, count, failed, latency, samples, 500, min, max]);
+        for (const [latency, samples] of [
+          [0, 0],
+          [100, 1],
+          [500, 1],
+          [5000, 10],
+          [501, 1],
+          [550, 1],
+          [999, 1],
+          [1000, 1],
+          [1001, 1],
+          [2000, 2],
+          [1111, 2],
+          [600, 1],
+          [1e9, 1],
+        ] as const) {
+          for (const [min, max] of [
+            [5, 100],
+            [0, 1000],
+            [1, 1],
+            [100, 100],
+            [0.5, 1e6],
+          ] as const)
+            edges.push([inForce, count, failed, latency, samples, 500, min, max]);
         }
       }
     }
@@ -142,7 +176,11 @@ const paceCase: fc.Arbitrary<PaceCase> = fc
     dt: fc.oneof(fc.constant(0), fc.integer({ min: -5_000, max: 60_000 }), fc.integer({ min: 0, max: 1e10 })),
     stepMoved: fc.nat({ max: 10_000 }),
     // powers of two make exact ties for %.6g (65 / 64 = 1.015625).
-    stepOffered: fc.oneof(fc.nat({ max: 10_000 }), fc.double({ min: 0, max: 10_000, noNaN: true }), fc.nat({ max: 13 }).map((j) => 2 ** j)),
+    stepOffered: fc.oneof(
+      fc.nat({ max: 10_000 }),
+      fc.double({ min: 0, max: 10_000, noNaN: true }),
+      fc.nat({ max: 13 }).map((j) => 2 ** j),
+    ),
   })
   .map(({ first, moved, offered, dt, stepMoved, stepOffered }) =>
     first ? [null, null, null, T0, stepMoved, stepOffered] : [moved, offered, T0, T0 + dt, stepMoved, stepOffered],
@@ -151,10 +189,26 @@ const paceCase: fc.Arbitrary<PaceCase> = fc
 describe('the pace of the line (pace.lua nextPace = rates.ts nextPace)', () => {
   it('gives the same sums and stored factor on the edges: first step, now < at, now = at, huge dt, clamps', async () => {
     const edges: PaceCase[] = [];
-    for (const [stepMoved, stepOffered] of [[0, 0], [0, 5], [5, 0], [1, 1], [3, 7], [1000, 1], [1, 1000], [10, 3]] as const) {
+    for (const [stepMoved, stepOffered] of [
+      [0, 0],
+      [0, 5],
+      [5, 0],
+      [1, 1],
+      [3, 7],
+      [1000, 1],
+      [1, 1000],
+      [10, 3],
+    ] as const) {
       edges.push([null, null, null, T0, stepMoved, stepOffered]);
-      for (const [moved, offered] of [[0, 0], [10, 10], [1, 100], [100, 1], [12.5, 3.25]] as const) {
-        for (const dt of [-1000, -1, 0, 1, 100, PACE_MEMORY_MS, 3 * PACE_MEMORY_MS, 1e9, 1e12]) edges.push([moved, offered, T0, T0 + dt, stepMoved, stepOffered]);
+      for (const [moved, offered] of [
+        [0, 0],
+        [10, 10],
+        [1, 100],
+        [100, 1],
+        [12.5, 3.25],
+      ] as const) {
+        for (const dt of [-1000, -1, 0, 1, 100, PACE_MEMORY_MS, 3 * PACE_MEMORY_MS, 1e9, 1e12])
+          edges.push([moved, offered, T0, T0 + dt, stepMoved, stepOffered]);
       }
     }
     await expectSamePace(edges);
@@ -163,7 +217,13 @@ describe('the pace of the line (pace.lua nextPace = rates.ts nextPace)', () => {
   it('stores the same factor when moved / offered lies exactly halfway between two 6-digit factors', async () => {
     // 65/64 = 1.015625, 13/128 = 0.1015625, 321/32 = 10.03125, 1/20.48 = 0.048828125 (clamped):
     // %.6g rounds such a tie to the even digit (1.01562), toPrecision(6) away from zero.
-    const ties: PaceCase[] = [[null, null, null, T0, 65, 64], [null, null, null, T0, 13, 128], [null, null, null, T0, 321, 32], [null, null, null, T0, 67, 64], [null, null, null, T0, 100, 2048]];
+    const ties: PaceCase[] = [
+      [null, null, null, T0, 65, 64],
+      [null, null, null, T0, 13, 128],
+      [null, null, null, T0, 321, 32],
+      [null, null, null, T0, 67, 64],
+      [null, null, null, T0, 100, 2048],
+    ];
     for (let k = 1; k < 640; k += 2) ties.push([null, null, null, T0, 640 + k, 640]);
     await expectSamePace(ties);
   });
@@ -177,7 +237,10 @@ describe('the rates in force (ratesInForce.lua = rates.ts)', () => {
   it('gives the same default burst', async () => {
     const edges = [0, 0.2, 0.999, 1, 1.5, 2, 99.99, 9999, 9999.999, 10_000, 10_000.5, 10_001, 1e6, 1e12];
     const check = async (rates: number[]): Promise<void> => {
-      const got = await lua('defaultBurst', rates.map((r) => [r]));
+      const got = await lua(
+        'defaultBurst',
+        rates.map((r) => [r]),
+      );
       rates.forEach((r, i) => expect(got[i], `defaultBurst(${r})`).toBe(defaultBurst(r)));
     };
     await check(edges);
@@ -191,10 +254,21 @@ describe('the rates in force (ratesInForce.lua = rates.ts)', () => {
       cases.forEach((c, i) => expect(got[i], `presenceHead(${c.join(', ')})`).toBe(presenceHead(...c)));
     };
     const edges: HeadCase[] = [];
-    for (const r of [0, 0.1, 1, 3.3, 50, 10_000]) for (const b of [1, 7, 50, MAX_BURST]) for (const a of [0, 1, 999, 1000, 30_000, 86_400_000]) edges.push([r, b, a]);
+    for (const r of [0, 0.1, 1, 3.3, 50, 10_000])
+      for (const b of [1, 7, 50, MAX_BURST]) for (const a of [0, 1, 999, 1000, 30_000, 86_400_000]) edges.push([r, b, a]);
     await check(edges);
     const headCase: fc.Arbitrary<HeadCase> = fc.tuple(rate, fc.integer({ min: 1, max: MAX_BURST }), fc.integer({ min: 0, max: 86_400_000 }));
     await fc.assert(fc.asyncProperty(batch(headCase), check), RUNS);
+  });
+});
+
+describe('the tokens a step offers (pace.lua stepOffered = rates.ts stepOffered)', () => {
+  it('gives the same tokens for gaps before, at and past the cap', async () => {
+    type OfferCase = [rate: number, lastStepAt: number, now: number];
+    const cases: OfferCase[] = [];
+    for (const r of [0.1, 1, 3.3, 150, 10_000]) for (const dt of [-5, 0, 1, 333, 1000, MAX_STEP_GAP_MS, MAX_STEP_GAP_MS + 1, 1e9]) cases.push([r, T0, T0 + dt]);
+    const got = await lua('stepOffered', cases);
+    cases.forEach((c, i) => expect(got[i], `stepOffered(${c.join(', ')})`).toBe(stepOffered(...c)));
   });
 });
 
@@ -204,6 +278,7 @@ describe('the constants both stores read', () => {
     ['adaptiveRate', 'EVALUATE_EVERY_MS', EVALUATE_EVERY_MS],
     ['tokenRecord', 'PICKUP_GRACE_MS', PICKUP_GRACE_MS],
     ['pace', 'PACE_MEMORY_MS', PACE_MEMORY_MS],
+    ['pace', 'MAX_STEP_GAP_MS', MAX_STEP_GAP_MS],
     ['ratesInForce', 'MAX_BURST', MAX_BURST],
   ] as const)('%s.lua %s equals the TypeScript one', (file, name, value) => {
     expect(luaConstant(file, name)).toBe(value);
