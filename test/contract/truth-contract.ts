@@ -35,6 +35,24 @@ export function describeTruthContract(label: string, harness: StoreHarness): voi
       expect(second.length).toBeLessThanOrEqual(21);
     });
 
+    it('a pinned 200/s is the rate achieved: an admitter every second admits within 5% of 200 × the time (plus one burst)', async () => {
+      const { queue, elapse } = await setup({ admitRatePerSecond: 50 });
+      await enterAll(queue, ids('m', 2400));
+      await queue.setControls({ admitRatePerSecond: 200 });
+      await queue.admit(); // the bucket starts full: one burst
+      const started = performance.now();
+      let admitted = 0;
+      for (let step = 0; step < 10; step++) {
+        await elapse(1000);
+        admitted += (await queue.admit()).length;
+      }
+      const seconds = Math.max(10, (performance.now() - started) / 1000); // the fake clock moved 10 s
+      expect(admitted).toBeGreaterThanOrEqual(Math.floor(0.95 * 200 * Math.min(seconds, 10)));
+      expect(admitted).toBeLessThanOrEqual(200 * seconds + 200);
+      const stats = await queue.stats();
+      expect(stats.admitRatePerSecond).toBe(200);
+    });
+
     it('a burst that was set stays the burst when the rate changes', async () => {
       const { queue, elapse } = await setup({ admitRatePerSecond: 1, admitBurst: 3 });
       await enterAll(queue, ids('m', 40));
