@@ -1,10 +1,28 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/support/sequencer.js';
 
-// `unit` needs nothing; `redis` gets a real redis-server from the global setup; `faults`
-// spawns its own servers to break them; `e2e`
-// drives the example shop in Debian's Chromium; `package` installs the packed tarball.
+/** The files that run on the global setup's Redis (inject('redisUrl')). */
+const REDIS_PROJECT = ['test/store/redis-*.test.ts', 'test/store/head-moves.test.ts'];
+/** The files that run the built package (dist/) or tsc: slow, and they need `npm run build` first. */
+const BUILT_PROJECT = ['test/types/**/*.test.ts', 'test/cli/**/*.test.ts'];
+
+// Two groups, one after the other, every file of a group in one pool, longest first
+// (test/support/sequencer.ts).
+// - Busy (`unit`, `built`): mostly CPU (and timing asserts that a starved CPU breaks), so
+//   one file per core.
+// - Waiting (`redis`, `faults`, `e2e`, `package`): mostly sleeps through real TTLs, fault
+//   timeouts and restarts, or waits on npm and Chromium (a quarter of one core, run one file
+//   at a time), so several files per core.
+const BUSY = { sequence: { groupOrder: 0 }, maxWorkers: 2 };
+const WAITING = { sequence: { groupOrder: 1 }, maxWorkers: 6 };
+
+// `unit` needs nothing; `built` runs dist/ (the command) and tsc (the type cases);
+// `redis` gets a real redis-server from the global setup; `faults` spawns its own servers
+// to break them; `e2e` drives the example shop in Debian's Chromium; `package` installs
+// the packed tarball. `npm run test:quick` runs `unit` and a Redis smoke.
 export default defineConfig({
   test: {
+    sequence: { sequencer: LongestFirstSequencer },
     // `npm test` (and CI) runs with --coverage: of src/ only, printed as a summary and a
     // table that lists the uncovered lines of each file not fully covered.
     coverage: {
@@ -19,31 +37,22 @@ export default defineConfig({
     projects: [
       {
         test: {
+          ...BUSY,
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/store/redis-*.test.ts', 'test/package/**', 'test/faults/**', 'test/**/*.e2e.test.ts'],
+          exclude: [...REDIS_PROJECT, ...BUILT_PROJECT, 'test/package/**', 'test/faults/**', 'test/**/*.e2e.test.ts'],
         },
       },
       {
         test: {
-          name: 'redis',
-          include: ['test/store/redis-*.test.ts'],
-          globalSetup: ['test/support/global-redis.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 30_000,
+          ...BUSY,
+          name: 'built',
+          include: BUILT_PROJECT,
         },
       },
       {
         test: {
-          // Fault and race tests: each file spawns (and kills, pauses, fills...) its own redis-server.
-          name: 'faults',
-          include: ['test/faults/**/*.test.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 60_000,
-        },
-      },
-      {
-        test: {
+          ...WAITING,
           name: 'e2e',
           include: ['test/**/*.e2e.test.ts'],
           testTimeout: 60_000,
@@ -52,10 +61,31 @@ export default defineConfig({
       },
       {
         test: {
+          ...WAITING,
           name: 'package',
           include: ['test/package/**/*.test.ts'],
           testTimeout: 240_000,
           hookTimeout: 240_000,
+        },
+      },
+      {
+        test: {
+          ...WAITING,
+          name: 'redis',
+          include: REDIS_PROJECT,
+          globalSetup: ['test/support/global-redis.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          ...WAITING,
+          // Fault and race tests: each file spawns (and kills, pauses, fills...) its own redis-server.
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
         },
       },
     ],

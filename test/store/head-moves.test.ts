@@ -135,7 +135,16 @@ describe.each(subjects)('head moves on %s', (_label, createSubject) => {
   it('lowers a cached estimate by each admission step before the snapshot is refreshed, to the exact rank', async () => {
     const name = uniqueName('q');
     // A snapshot that is never refreshed during the test: every change of rank comes from the pushes.
-    const options = { store, name, admitRatePerSecond: 40, abandonAfterSeconds: null, positionCache: { refreshMs: 60_000, exactBelowRank: 10 } };
+    // A burst of 40, then a token a second: the second admit() finds the bucket still empty
+    // (at 40/s it refilled in 25 ms, and a slow or loaded machine admitted one more).
+    const options = {
+      store,
+      name,
+      admitRatePerSecond: 1,
+      admitBurst: 40,
+      abandonAfterSeconds: null,
+      positionCache: { refreshMs: 60_000, exactBelowRank: 10 },
+    };
     const cached = new WaitingQueue(options);
     const other = new WaitingQueue({ ...options, positionCache: undefined }); // another instance admits
     for (let i = 0; i < 200; i++) await other.enter(`m${i}`);
@@ -169,7 +178,16 @@ describe('RedisStore without a subscriber', () => {
   it('is never live: the cache estimates from the pace of the head until its next snapshot', async () => {
     const store = new RedisStore({ client: ioredis(), prefix: uniqueName('hm') });
     const name = uniqueName('q');
-    const options = { store, name, admitRatePerSecond: 40, abandonAfterSeconds: null, positionCache: { refreshMs: 60_000, exactBelowRank: 10 } };
+    // A burst of 40, then a token a second: the second admit() finds the bucket still empty
+    // (at 40/s it refilled in 25 ms, and a slow or loaded machine admitted one more).
+    const options = {
+      store,
+      name,
+      admitRatePerSecond: 1,
+      admitBurst: 40,
+      abandonAfterSeconds: null,
+      positionCache: { refreshMs: 60_000, exactBelowRank: 10 },
+    };
     const cached = new WaitingQueue(options);
     const other = new WaitingQueue({ ...options, positionCache: undefined });
     for (let i = 0; i < 200; i++) await other.enter(`m${i}`);

@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answersPing, freePort } from './redis-server.js';
+import { createServer } from 'node:net';
+import { answersPing } from './redis-server.js';
 
 export interface FaultRedis {
   readonly port: number;
@@ -36,9 +37,35 @@ process.once('exit', () => {
   }
 });
 
-/** Starts redis-server on a free loopback port in a new data folder, with `extraArgs` (e.g. `--appendonly yes`). */
+/** True when nothing listens on `port` of the loopback interface (a listen that succeeds, closed at once). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A free loopback port outside every system's ephemeral range (Linux 32768-60999, macOS and
+ * Windows 49152-65535). A killed server's port stays free until restart() only out there:
+ * inside the range, while test files run in parallel, another file's freePort() (bind to
+ * port 0) may hand it to its own server, and a reconnecting client may even connect to
+ * itself (a local port equal to the one it dials), so the client's queued calls would go
+ * to something other than the restarted server.
+ */
+async function restartablePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * 22_000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error('no free port between 10000 and 32000');
+}
+
+/** Starts redis-server on a free loopback port (kept across restarts) in a new data folder, with `extraArgs` (e.g. `--appendonly yes`). */
 export async function startFaultRedis(extraArgs: string[] = []): Promise<FaultRedis> {
-  const port = await freePort();
+  const port = await restartablePort();
   const dir = mkdtempSync(join(tmpdir(), 'waitgate-fault-redis-'));
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--protected-mode', 'yes', ...extraArgs];
   let log = '';

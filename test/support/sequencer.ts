@@ -1,0 +1,41 @@
+// The order test files start in: longest first, so that with several files at once
+// (vitest.config.ts, maxWorkers) the run is not left waiting at the end on one long file
+// started late. Vitest's own order runs the projects one after another, by name.
+// The time of a file is the estimate below, measured on 2 cores, else its last run's
+// (Vitest's cache: none on a fresh clone, and a partial run, `-t` or one project, records
+// a short time for a long file, hence the estimates first).
+
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** Seconds a file takes, first matching pattern wins (measured on 2 shared cores; only the order matters). */
+const ESTIMATES: Array<[RegExp, number]> = [
+  [/^test\/store\/(redis-clock|redis-group-commit|head-moves)\.test\.ts$/, 3],
+  [/^test\/store\/redis-store\.test\.ts$/, 160], // the contracts on Redis sleep through real TTLs, abandonment...
+  [/^test\/store\/redis-.*\.test\.ts$/, 100],
+  [/^test\/types\//, 85], // seven tsc programs
+  [/^test\/faults\/connection-faults\.test\.ts$/, 57],
+  [/^test\/faults\/multi-process\.test\.ts$/, 36],
+  [/^test\/cli\//, 30],
+  [/^test\/package\//, 25],
+  [/^test\/dashboard\/.*\.e2e\.test\.ts$/, 22],
+  [/^test\/faults\/(process-faults|model|claimers|cluster)\.test\.ts$/, 12],
+  [/^test\/examples\/adapters-ts\.test\.ts$/, 11],
+  [/^test\/faults\//, 6],
+  [/\.e2e\.test\.ts$/, 8],
+];
+
+export default class LongestFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const cache = this.ctx.cache;
+    const root = this.ctx.config.root;
+    const facts = files.map((spec) => {
+      const path = spec.moduleId.slice(root.length).replace(/^\//, '');
+      const cached = cache.getFileTestResults(`${spec.project.name}:${path}`);
+      const estimate = ESTIMATES.find(([pattern]) => pattern.test(path))?.[1];
+      return { spec, failed: cached?.failed === true, ms: estimate !== undefined ? estimate * 1000 : (cached?.duration ?? 1000) };
+    });
+    // The longest first; among equals, those that failed last time.
+    facts.sort((a, b) => b.ms - a.ms || Number(b.failed) - Number(a.failed));
+    return facts.map((fact) => fact.spec);
+  }
+}
