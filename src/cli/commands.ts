@@ -2,20 +2,18 @@
 // close, passthrough, set, schedule). Each opens one connection, does its calls, closes.
 
 import type { ControlsPatch, QueueMode } from '../controls.js';
-import type { MemberInspection, QueueStats } from '../types.js';
+import type { MemberInspection } from '../types.js';
 import type { Values } from './args.js';
 import { connect, resolveTarget, type Connection } from './connect.js';
 import { controlsView, type ControlsJson } from './controls-view.js';
 import { isWaitgateError } from '../errors.js';
 import { CommandFailure, UsageError } from './errors.js';
-import { controlsText, inspectionText, statusText } from './format.js';
+import { controlsText, inspectionText, statusText, type StatusStats } from './format.js';
 import { print, printJson, type Io } from './io.js';
 import { modePatch, schedulePatch, setPatch } from './patch.js';
 import type { CommandName } from './spec.js';
 
 /** What `status --json` prints. */
-/** `stats()` as the command shows it: the rate in force only when it is shared through the store. */
-export type StatusStats = Omit<QueueStats, 'admitRatePerSecond'> & { admitRatePerSecond: number | null };
 
 export interface StatusJson {
   queue: string;

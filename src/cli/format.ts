@@ -2,8 +2,10 @@
 // and inspect. (--json prints the objects themselves.)
 
 import type { MemberInspection, QueueStats } from '../types.js';
-import type { StatusStats } from './commands.js';
 import type { ControlsJson } from './controls-view.js';
+
+/** `stats()` as the command shows it: the rate in force only when it is shared through the store. */
+export type StatusStats = Omit<QueueStats, 'admitRatePerSecond'> & { admitRatePerSecond: number | null };
 
 const INTEGER = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const DECIMAL = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
