@@ -3,7 +3,10 @@
 // lua/includes/queueFigures.lua keeps the same figures in Redis; MemoryStore uses the
 // helpers below, so both stores answer alike.
 
-import type { WaitFigures, WaitSlot } from './types.js';
+import { rateInForce } from './admission-control.js';
+import { observedRate } from './admission-window.js';
+import type { StatsSnapshot } from './store/store.js';
+import type { AdmissionOptions, QueueStats, WaitFigures, WaitSlot } from './types.js';
 
 /** Minutes of admissions the wait figures cover (by whole minutes: the last 9 to 10). */
 export const WAIT_SLOTS = 10;
@@ -138,4 +141,19 @@ export class EntryCheckpoints {
     }
     return lo - 1;
   }
+}
+
+/** The public stats of a store's snapshot: the admitted rate observed, the rate in force, the totals and waits. */
+export function queueStats(s: StatsSnapshot, options: { admitRatePerSecond: number; admission?: AdmissionOptions }): QueueStats {
+  const abandoned = s.abandoned ?? s.totals?.abandoned ?? 0;
+  return {
+    waiting: s.waiting,
+    active: s.active,
+    claimed: s.claimed,
+    admittedPerSecond: observedRate(s.window, s.now),
+    admitRatePerSecond: rateInForce(s.pinnedRate, s.adaptiveRate, options),
+    abandoned,
+    totals: s.totals ?? { entered: 0, admitted: 0, abandoned, consumed: 0, expired: 0 },
+    waitSeconds: waitFigures(s.waitSlots ?? [], s.now),
+  };
 }

@@ -5,6 +5,10 @@
 // only admits behaves exactly like one that also answers polls. lua/includes/ratesInForce.lua,
 // pace.lua and tokenRecord.lua do the same in Redis (test/store/redis-rules.test.ts compares them).
 
+import { rateInForce } from './admission-control.js';
+import type { ControlsView } from './store/store.js';
+import type { AdmissionOptions } from './types.js';
+
 /** The largest burst (lua/includes/ratesInForce.lua MAX_BURST). */
 export const MAX_BURST = 10_000;
 
@@ -30,6 +34,19 @@ export function burstInForce(stored: number | null | undefined, ratePerSecond: n
  */
 export function presenceHead(ratePerSecond: number, burst: number, abandonAfterMs: number): number {
   return Math.ceil(2 * (burst + (ratePerSecond * abandonAfterMs) / 1000));
+}
+
+/**
+ * The presence head of `controls` (as read with an answer; the options where a store
+ * shows none): from the rate and burst in force. Undefined when abandonment is off.
+ */
+export function presenceHeadOf(
+  config: { abandonAfterMs: number | null; admitRatePerSecond: number; admitBurst: number; burstFollowsRate?: boolean; admission?: AdmissionOptions },
+  controls: ControlsView | undefined,
+): number | undefined {
+  if (config.abandonAfterMs === null) return undefined;
+  const rate = rateInForce(controls?.admitRatePerSecond, controls?.adaptiveRate, config);
+  return presenceHead(rate, burstInForce(controls?.admitBurst, rate, config), config.abandonAfterMs);
 }
 
 /**

@@ -1,6 +1,8 @@
 // Entry tokens, claim ids and token ids: generation and cheap shape checks.
 
 import { createHash, randomBytes } from 'node:crypto';
+import { normalizeMemberId } from './member-id.js';
+import type { Claim } from './types.js';
 
 /** 32 random bytes, base64url: 43 characters. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -37,4 +39,11 @@ export function hasClaimIdShape(claimId: unknown): claimId is string {
  */
 export function tokenIdOf(token: string): string {
   return createHash('sha256').update(token).digest('hex').slice(0, 32);
+}
+
+/** A claim we issued has a valid member id and a claim id of our shape; anything else cannot be settled (null). */
+export function settleRequestOf(claim: Claim): { memberId: string; claimId: string } | null {
+  if (typeof claim !== 'object' || claim === null) return null;
+  const memberId = normalizeMemberId(claim.memberId);
+  return hasClaimIdShape(claim.claimId) ? { memberId, claimId: claim.claimId } : null;
 }

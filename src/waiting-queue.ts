@@ -1,9 +1,7 @@
 // WaitingQueue: the public API. Validates input, delegates each operation to the store, emits events.
 
-import { observedRate } from './admission-window.js';
 import { parseAdmitterOptions, startReportingTimer, type Admitter, type AdmitterOptions } from './admitter.js';
 import { AdmissionSteps, admitRequest, type StepResult } from './admission-steps.js';
-import { rateInForce } from './admission-control.js';
 import { controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
 import { EntryTokenError, WaitgateConfigError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
@@ -12,9 +10,9 @@ import { PositionCache, watchHeadMovesOf } from './position-cache.js';
 import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
 import { Presence } from './presence.js';
 import { buildPosition } from './position.js';
-import { waitFigures } from './queue-figures.js';
-import { hasClaimIdShape, hasTokenShape, newClaimId, newEntryToken, tokenIdOf } from './tokens.js';
-import { burstInForce, presenceHead } from './rates.js';
+import { queueStats } from './queue-figures.js';
+import { hasTokenShape, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
+import { presenceHeadOf } from './rates.js';
 import type { ControlsView, MemberSnapshot, Store } from './store/store.js';
 import type { Admission, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
 import { QueueEvents, REPORT_ERROR, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
@@ -99,7 +97,7 @@ export class WaitingQueue {
    */
   async enter(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
-    const hintedHead = this.#presenceHead(this.#lastControls);
+    const hintedHead = presenceHeadOf(this.#config, this.#lastControls);
     let snapshot = await this.#enter(id, this.#passthrough, hintedHead);
     // Passthrough began since this instance last looked: again, with a token to issue at once.
     if (snapshot.needsToken) snapshot = await this.#enter(id, true, hintedHead);
@@ -109,7 +107,7 @@ export class WaitingQueue {
     }
     // The store recorded a sign of life below the head this instance hinted; the head of
     // the controls read with the answer decides: a member between the two is noted now.
-    const head = this.#presenceHead(snapshot.controls);
+    const head = presenceHeadOf(this.#config, snapshot.controls);
     if (
       this.#presence &&
       snapshot.status === 'WAITING' &&
@@ -180,18 +178,6 @@ export class WaitingQueue {
     const snapshot = await this.#calls.call('position', (s) => s.position(this.name, id));
     this.#cache?.remember(id, snapshot);
     return this.#position(snapshot, id);
-  }
-
-  /**
-   * How far from the head a waiting member's calls are recorded as signs of life
-   * (src/rates.ts presenceHead), from the rate and burst in force in `controls` (as read
-   * with an answer; the options where a store shows none). Undefined when abandonment is off.
-   */
-  #presenceHead(controls: ControlsView | undefined): number | undefined {
-    const after = this.#config.abandonAfterMs;
-    if (after === null) return undefined;
-    const rate = rateInForce(controls?.admitRatePerSecond, controls?.adaptiveRate, this.#config);
-    return presenceHead(rate, burstInForce(controls?.admitBurst, rate, this.#config), after);
   }
 
   /** The member's status alone. */
@@ -297,7 +283,7 @@ export class WaitingQueue {
    * @throws {@link StoreUnavailableError} (retrying is safe).
    */
   async consume(claim: Claim): Promise<boolean> {
-    const settle = this.#settleRequest(claim);
+    const settle = settleRequestOf(claim);
     if (!settle) return false;
     const rememberMs = this.#config.entryTokenTtlMs + this.#config.claimTtlMs;
     const consumed = await this.#calls.call('consume', (s) => s.consume(this.name, { ...settle, rememberMs, leaseMs: this.#config.claimTtlMs }));
@@ -315,7 +301,7 @@ export class WaitingQueue {
    */
   async release(claim: Claim, options?: ReleaseOptions): Promise<boolean> {
     const { failed } = parseReleaseOptions(options);
-    const settle = this.#settleRequest(claim);
+    const settle = settleRequestOf(claim);
     if (!settle) return false;
     const released = await this.#calls.call('release', (s) => s.release(this.name, { ...settle, leaseMs: this.#config.claimTtlMs, failed }));
     if (released) this.#events.emit('released', { memberId: settle.memberId, tokenId: String(claim.tokenId) });
@@ -352,18 +338,7 @@ export class WaitingQueue {
    * 10 minutes' admissions (kept in the store).
    */
   async stats(): Promise<QueueStats> {
-    const s = await this.#calls.call('stats', (store) => store.stats(this.name));
-    const abandoned = s.abandoned ?? s.totals?.abandoned ?? 0;
-    return {
-      waiting: s.waiting,
-      active: s.active,
-      claimed: s.claimed,
-      admittedPerSecond: observedRate(s.window, s.now),
-      admitRatePerSecond: rateInForce(s.pinnedRate, s.adaptiveRate, this.#config),
-      abandoned,
-      totals: s.totals ?? { entered: 0, admitted: 0, abandoned, consumed: 0, expired: 0 },
-      waitSeconds: waitFigures(s.waitSlots ?? [], s.now),
-    };
+    return queueStats(await this.#calls.call('stats', (store) => store.stats(this.name)), this.#config);
   }
 
   /**
@@ -401,7 +376,7 @@ export class WaitingQueue {
       this.#lastControls = snapshot.controls;
     }
     if (polled !== undefined && this.#presence) {
-      const head = this.#presenceHead(snapshot.controls);
+      const head = presenceHeadOf(this.#config, snapshot.controls);
       if (snapshot.status === 'WAITING' && head !== undefined && snapshot.rank !== null && snapshot.rank < head)
         this.#presence.note(polled, 'seen', snapshot.now, snapshot.score ?? null);
       if (snapshot.status === 'READY' && this.#config.pickupTimeoutMs !== null) this.#presence.note(polled, 'pickedUp', snapshot.now);
@@ -409,12 +384,6 @@ export class WaitingQueue {
     return buildPosition(snapshot, this.#config, this.#config.pollingIntervals);
   }
 
-  /** A claim we issued has a valid member id and a claim id of our shape; anything else cannot be settled. */
-  #settleRequest(claim: Claim): { memberId: string; claimId: string } | null {
-    if (typeof claim !== 'object' || claim === null) return null;
-    const memberId = normalizeMemberId(claim.memberId);
-    return hasClaimIdShape(claim.claimId) ? { memberId, claimId: claim.claimId } : null;
-  }
 
   /**
    * Reports an error of background work (the admitter, an adapter's retried
