@@ -8,11 +8,10 @@ const BUILT_PROJECT = ['test/types/**/*.test.ts', 'test/cli/**/*.test.ts'];
 
 // Two groups, one after the other, every file of a group in one pool, longest first
 // (test/support/sequencer.ts).
-// - Busy (`unit`, `built`): mostly CPU (and timing asserts that a starved CPU breaks), so
-//   one file per core.
-// - Waiting (`redis`, `faults`, `e2e`, `package`): mostly sleeps through real TTLs, fault
-//   timeouts and restarts, or waits on npm and Chromium (a quarter of one core, run one file
-//   at a time), so several files per core.
+// - Busy (`unit`, `built`, `e2e`, `package`): mostly CPU (tsc, Chromium, npm; and timing
+//   asserts that a starved CPU breaks), so one file per core.
+// - Waiting (`redis`, `faults`): mostly sleeps through real TTLs, fault timeouts and
+//   restarts (a quarter of one core, run one file at a time), so several files per core.
 const BUSY = { sequence: { groupOrder: 0 }, maxWorkers: 2 };
 const WAITING = { sequence: { groupOrder: 1 }, maxWorkers: 6 };
 
@@ -52,7 +51,7 @@ export default defineConfig({
       },
       {
         test: {
-          ...WAITING,
+          ...BUSY,
           name: 'e2e',
           include: ['test/**/*.e2e.test.ts'],
           testTimeout: 60_000,
@@ -61,7 +60,7 @@ export default defineConfig({
       },
       {
         test: {
-          ...WAITING,
+          ...BUSY,
           name: 'package',
           include: ['test/package/**/*.test.ts'],
           testTimeout: 240_000,
