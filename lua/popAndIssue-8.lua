@@ -198,8 +198,10 @@ if n > 0 then recordAdmissions(metaFields, m, now, n, windowMs) end
 -- the line can move; paused, closed, before the opening or in passthrough, nor does it.
 local lastStepAt = tonumber(m.pz)
 local counted = lastStepAt and not passthrough and not standing and waitingBefore > n + #dropped
+-- What a step offered: the rate since the step before, or more when it admitted more
+-- (the bucket's reserve, e.g. full after the line drained).
 local pm, pc, pf = nextPace(tonumber(m.pm), tonumber(m.pc), lastStepAt, now,
-  counted and n + #dropped or 0, counted and stepOffered(rate, lastStepAt, now) or 0)
+  counted and n + #dropped or 0, counted and math.max(n, stepOffered(rate, lastStepAt, now)) or 0)
 for _, v in ipairs({ 'pm', string.format('%.17g', pm), 'pc', string.format('%.17g', pc), 'pz', int(now) }) do
   metaFields[#metaFields + 1] = v
 end

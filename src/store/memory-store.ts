@@ -351,7 +351,8 @@ export class MemoryStore implements Store {
     // that left members waiting adds its moves and the tokens the rate offered since the step before.
     const moved = admitted.length + abandoned.length;
     const counted = q.pace !== null && !passthrough && !standing && waitingBefore > moved;
-    q.pace = nextPace(q.pace, now, counted ? moved : 0, counted ? stepOffered(rate, q.pace!.at, now) : 0);
+    // What a step offered: the rate since the step before, or more when it admitted more (the bucket's reserve).
+    q.pace = nextPace(q.pace, now, counted ? moved : 0, counted ? Math.max(admitted.length, stepOffered(rate, q.pace!.at, now)) : 0);
     if (q.pace.offered > 0) q.window = { ...q.window, pace: q.pace.factor };
     q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
     if (admitted.length + abandoned.length > 0) {
