@@ -190,7 +190,10 @@ end
 if onTime == 0 and bad == 0 then return redis.error_reply('ERR waitgate: enter arrived after its deadline; nothing written') end
 
 compactReplies = true
-local replies = { false } -- [1]: the shared part, once every member is done
+-- [1]: the shared part, once every member is done; [2]: the offset of the lean replies
+-- (false while there is none); then one reply per member.
+local replies = { false, false }
+local offset
 
 -- The member's enter the single-member way (enterOne), after the batch's deferred writes.
 local function enterAlone(i, raw)
@@ -201,7 +204,7 @@ end
 
 if onTime < 2 then
   -- A lone enter: the reads of the batch path would only add calls.
-  for i = 1, count do replies[i + 1] = kinds[i] and { kinds[i] } or enterAlone(i) end
+  for i = 1, count do replies[i + 2] = kinds[i] and { kinds[i] } or enterAlone(i) end
 else
   -- The batch path: one HMGET tokens and one ZMSCORE waiting for every member, so a brand-new
   -- member (no token record, not waiting) costs no call of its own; its place is written
@@ -219,12 +222,12 @@ else
   for i = 1, count do
     local kind, member = kinds[i], ids[i]
     if kind then
-      replies[i + 1] = { kind }
+      replies[i + 2] = { kind }
     elseif handled[member] then
-      replies[i + 1] = enterAlone(i) -- read again: an earlier occurrence may have changed it
+      replies[i + 2] = enterAlone(i) -- read again: an earlier occurrence may have changed it
     elseif records[i] then
       handled[member] = true
-      replies[i + 1] = enterAlone(i, records[i])
+      replies[i + 2] = enterAlone(i, records[i])
     else
       handled[member] = true
       if gen == '' then gen = newGeneration(KEYS[5]) end
@@ -233,16 +236,16 @@ else
         -- Waiting already (in any mode): the reply of readPosition, its ZSCORE read up front.
         flush() -- its rank counts the places written before it
         waitingCount = waitingCount or redis.call('ZCARD', KEYS[1])
-        replies[i + 1] = present(positionReply(1, redis.call('ZRANK', KEYS[1], member), waitingCount, nil, now, meta, waitingScore, gen, expected), member, heads[i])
+        replies[i + 2] = present(positionReply(1, redis.call('ZRANK', KEYS[1], member), waitingCount, nil, now, meta, waitingScore, gen, expected), member, heads[i])
       elseif mode == 'closed' then
-        replies[i + 1] = { QUEUE_CLOSED, meta[C + 1] or false }
+        replies[i + 2] = { QUEUE_CLOSED, meta[C + 1] or false }
       elseif letThrough then
-        replies[i + 1] = enterAlone(i, false)
+        replies[i + 2] = enterAlone(i, false)
       else
         local seq = (tonumber(meta[2]) or 0) + 1
         local score = beforeOpening and pb and entryScore(now, seq, opensAt, meta[C + 3], pb, sb, meta[META_SEED], member) or sb + seq
         if drawn and score < sb then
-          replies[i + 1] = enterAlone(i, false) -- a drawn pre-queue place: its rank needs ZRANK
+          replies[i + 2] = enterAlone(i, false) -- a drawn pre-queue place: its rank needs ZRANK
         else
           joins[nJoins + 1], joins[nJoins + 2], nJoins = score, member, nJoins + 2
           meta[2] = seq
@@ -255,8 +258,16 @@ else
           waitingCount = (waitingCount or redis.call('ZCARD', KEYS[1])) + 1
           local head = heads[i]
           if head and waitingCount - 1 < head then seenArgs[nSeen + 1], seenArgs[nSeen + 2], nSeen = member, now, nSeen + 2 end
-          -- positionReply's compact layout (lua/includes/readPosition.lua), then 1: joined.
-          replies[i + 1] = { 1, waitingCount - 1, waitingCount, false, false, score, 1 }
+          -- The lean reply: the bare total (rank total - 1, entry score total + offset, joined),
+          -- no table. Every join adds one to seq and to the total, so score - total is the
+          -- same for the call's joins; a place that breaks the rule gets the compact table.
+          offset = offset or score - waitingCount
+          if score - waitingCount == offset then
+            replies[i + 2] = waitingCount
+          else
+            -- positionReply's compact layout (lua/includes/readPosition.lua), then 1: joined.
+            replies[i + 2] = { 1, waitingCount - 1, waitingCount, false, false, score, 1 }
+          end
         end
       end
     end
@@ -268,4 +279,5 @@ if joined > 0 then
   redis.call('HINCRBY', KEYS[5], 'te', joined)
 end
 replies[1] = sharedReply(now, meta, gen, expected)
+replies[2] = offset or false
 return replies

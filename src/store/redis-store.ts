@@ -18,13 +18,14 @@ import {
   decodeAdmit,
   decodeClaim,
   decodeControls,
-  decodeEnter,
   decodePosition,
   decodeQueueSnapshot,
   decodeSetControls,
   decodeInspect,
   decodeStats,
+  decodeEnterBatch,
   isStateLost,
+  type EnterBatchReply,
   type Reply,
 } from './redis-replies.js';
 import { ioredisScriptClient, isIoredis, type IoredisClientLike } from './ioredis-client.js';
@@ -135,6 +136,7 @@ const optionsSchema = z
 
 /** An enter as its script takes it: member id, not after, fresh token, token TTL, presence head. */
 type EnterArgs = [string, number | '', string, number | '', number | ''];
+const ENTER_ARGS = 5;
 
 /**
  * A {@link Store} on Redis 7+ (single node or Cluster) through ioredis or node-redis
@@ -198,23 +200,14 @@ export class RedisStore implements Store {
 
   async #sendEnters(queue: string, batch: readonly EnterArgs[]): Promise<BatchReply<MemberSnapshot>> {
     const k = this.#keysOf(queue);
-    const [shared, ...replies] = await this.#call<Reply[]>(
-      queue,
-      'enterIfAbsent',
-      [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries],
-      batch.flat(),
-    );
-    return replies
-      .map((compact) => expandPosition(compact, shared!))
-      .map((reply) =>
-        settle(() => {
-          const { snapshot, generation } = decodeEnter(reply);
-          if (snapshot.needsToken) return snapshot;
-          this.#generations.learn(queue, generation);
-          this.#clock.observe(queue, snapshot.now, performance.now());
-          return snapshot;
-        }),
-      );
+    // The members' arguments one after another (a loop: Array.prototype.flat is slow on this path).
+    const args = new Array<string | number>(batch.length * ENTER_ARGS);
+    for (let i = 0, at = 0; i < batch.length; i++) for (const value of batch[i]!) args[at++] = value;
+    const reply = await this.#call<EnterBatchReply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries], args);
+    return decodeEnterBatch(reply, (generation, now) => {
+      this.#generations.learn(queue, generation);
+      this.#clock.observe(queue, now, performance.now());
+    });
   }
 
   async #sendPositions(queue: string, memberIds: readonly string[]): Promise<BatchReply<MemberSnapshot>> {
