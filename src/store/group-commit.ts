@@ -8,6 +8,12 @@ export type BatchReply<O> = ReadonlyArray<O | Error>;
 /** Sends one batch of items of one queue; answers one entry per item, in order. */
 export type SendBatch<I, O> = (queue: string, items: readonly I[]) => Promise<BatchReply<O>>;
 
+/**
+ * While no call is out, a batch is sent once it holds this many calls (or half of
+ * maxBatchSize, if fewer), so Redis starts on it while this process gathers the rest.
+ */
+export const EARLY_BATCH = 32;
+
 interface Waiter<O> {
   resolve(value: O): void;
   reject(error: unknown): void;
@@ -37,8 +43,9 @@ interface Lane<I, O> {
  * no longer than without group commit, and no timer is ever on the path. A call made
  * while one is in flight joins the batch gathered in this turn, sent by `setImmediate`
  * (after this turn's I/O callbacks, so every request that arrived in the turn is in it),
- * or at once when it reaches `maxBatchSize`, or half of it while no call is out (so Redis
- * starts on it while this process gathers the rest). So are the calls made in the turn
+ * or at once when it reaches `maxBatchSize`, or {@link EARLY_BATCH} calls (half of
+ * `maxBatchSize` if fewer) while no call is out (so Redis starts on it while this process
+ * gathers the rest). So are the calls made in the turn
  * a call was answered in, even if nothing is out any more: under a crowd the callers of
  * the answered batches come back together, and the first of them alone would cost a
  * whole script call. A batch that fails as a whole (connection lost, the queue's state
@@ -48,11 +55,14 @@ interface Lane<I, O> {
 export class GroupCommit<I, O> {
   readonly #send: SendBatch<I, O>;
   readonly #maxBatchSize: number;
+  /** A batch this full is sent at once while no call is out: half of maxBatchSize, at most EARLY_BATCH. */
+  readonly #early: number;
   readonly #lanes = new Map<string, Lane<I, O>>();
 
   constructor(send: SendBatch<I, O>, maxBatchSize: number) {
     this.#send = send;
     this.#maxBatchSize = maxBatchSize;
+    this.#early = Math.min(maxBatchSize / 2, EARLY_BATCH);
   }
 
   run(queue: string, item: I): Promise<O> {
@@ -75,10 +85,10 @@ export class GroupCommit<I, O> {
       }
       batch.items.push(item);
       batch.waiters.push({ resolve, reject });
-      // Full, or half full while nothing is out: sending it now lets Redis run it while this
+      // Full, or EARLY_BATCH while nothing is out: sending it now lets Redis run it while this
       // process gathers and prepares the next.
       const size = batch.items.length;
-      if (size >= this.#maxBatchSize || (lane.inFlight === 0 && size >= this.#maxBatchSize / 2)) {
+      if (size >= this.#maxBatchSize || (lane.inFlight === 0 && size >= this.#early)) {
         lane.gathering = null;
         this.#dispatch(queue, lane, batch);
       }

@@ -93,7 +93,7 @@ export interface RedisStoreOptions {
    * loop share one script call, each caller keeping its own result, error and
    * deadline. A call made while none of its kind is in flight is sent at once, alone,
    * so a lone caller waits no longer than without it. `false` sends every call alone;
-   * `{ maxBatchSize }` (1–256, default 64) bounds the members per script call.
+   * `{ maxBatchSize }` (1–256, default 128) bounds the members per script call.
    */
   groupCommit?: boolean | { maxBatchSize?: number };
   /**
@@ -108,7 +108,7 @@ export interface RedisStoreOptions {
 }
 
 /** Members per script call with group commit on, unless `groupCommit.maxBatchSize` says otherwise. */
-export const DEFAULT_MAX_BATCH_SIZE = 64;
+export const DEFAULT_MAX_BATCH_SIZE = 128;
 /** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-7.lua, position-3.lua, claimToken-4.lua). */
 const MAX_BATCH_SIZE = 256;
 

@@ -3,7 +3,7 @@
 // (On Redis, with both clients: test/store/redis-group-commit.test.ts.)
 
 import { describe, expect, it } from 'vitest';
-import { GroupCommit, type BatchReply } from '../../src/store/group-commit.js';
+import { EARLY_BATCH, GroupCommit, type BatchReply } from '../../src/store/group-commit.js';
 
 /** A batch sender that records each batch and answers when told to. */
 function recorder() {
@@ -64,6 +64,18 @@ describe('GroupCommit', () => {
     expect(batches.map((b) => b.items)).toEqual([[0], [1, 2]]); // half full, nothing out: sent at once
     await nextTurn();
     expect(batches.map((b) => b.items)).toEqual([[0], [1, 2], [3, 4, 5]]);
+  });
+
+  it(`sends ${EARLY_BATCH} calls at once while none is out, however large maxBatchSize is; then gathers up to it`, async () => {
+    const { batches, send } = recorder();
+    const group = new GroupCommit(send, 128);
+    const first = group.run('q', 0);
+    batches[0]!.answer(['a']);
+    await first;
+    for (let i = 1; i <= 200; i++) void group.run('q', i);
+    expect(batches.map((b) => b.items.length)).toEqual([1, EARLY_BATCH, 128]);
+    await nextTurn();
+    expect(batches.map((b) => b.items.length)).toEqual([1, EARLY_BATCH, 128, 200 - EARLY_BATCH - 128]);
   });
 
   it('rejects only the caller whose own reply is an error; a batch that fails rejects each of its callers', async () => {
