@@ -15,24 +15,29 @@
   KEYS[7] entries  zset entry score -> time (ms): entry checkpoints (lua/includes/queueFigures.lua)
 
   ARGV[1] generation the caller knows ('' if none)
-  Then five values per member, at most MAX_BATCH (256) members (ARGV[2..6] for the
-  first, ARGV[7..11] for the second, ...):
-  ARGV[2] member id (validated by the caller)
-  ARGV[3] not after (Redis ms; '' for no limit): the caller stopped waiting then and was told
+  ARGV[2] presence head of the batch ('' for none): a waiting member whose rank is below it
+          has its sign of life recorded in seen (abandonAfterSeconds); further back,
+          nothing is written (the work follows the head of the line, not the crowd)
+  Then two values per member, at most MAX_BATCH (256) members (ARGV[3..4] for the
+  first, ARGV[5..6] for the second, ...):
+  ARGV[3] member id (validated by the caller)
+  ARGV[4] not after (Redis ms; '' for no limit): the caller stopped waiting then and was told
           the outcome is unknown. A call that arrives later (re-sent by ioredis, held in a
           Cluster failover retry) writes nothing: meanwhile the member may have entered again,
           been admitted and ordered, and a late enter would queue them for a second admission.
-  ARGV[4] a fresh token ('' if none): issued at once to a new member in passthrough mode
-  ARGV[5] the token's TTL (ms), for passthrough
-  ARGV[6] presence head ('' for none): a waiting member whose rank is below it has
-          its sign of life recorded in seen (abandonAfterSeconds); further back,
-          nothing is written (the work follows the head of the line, not the crowd)
+          A member with a token or a presence head of its own sends instead
+          'notAfter|ttl|head|token': the token's TTL (ms), its presence head ('' for none)
+          instead of ARGV[2], and a fresh token (the rest of the value), issued at once to a
+          new member in passthrough mode.
 
   Returns { STATE_LOST } (for the whole batch: the queue's generation is not the one
-  the caller knows), or { shared, reply1, reply2, ... }: shared is what every member's
-  answer has in common, sent once (sharedReply in lua/includes/readPosition.lua: now,
-  generation, window, controls), then one reply per member, in the order sent: the
-  compact positionReply (lua/includes/readPosition.lua) after the call, with a trailing 1 when this call
+  the caller knows), or { shared, offset, reply1, reply2, ... }: shared is what every
+  member's answer has in common, sent once (sharedReply in lua/includes/readPosition.lua:
+  now, generation, window, controls), then one reply per member, in the order sent: for a
+  member the batch path joined, the lean reply, a bare number: the total waiting once it
+  joined (it is last: rank total - 1; entry score total + offset, offset the same for the
+  call, false when no reply is lean); otherwise the compact positionReply
+  (lua/includes/readPosition.lua) after the call, with a trailing 1 when this call
   joined the member (or let it through in passthrough), or { QUEUE_CLOSED, message }
   (a new member while closed), { NEED_TOKEN } (a new member in passthrough, and no
   token sent), { LATE } (arrived after its deadline: nothing written for it),
@@ -65,11 +70,11 @@
 --- @include "recordFigures"
 
 local LATE, BAD_ARGUMENTS = -4, -5
-local MAX_BATCH, PER_MEMBER = 256, 5
+local MAX_BATCH, PER_MEMBER = 256, 2
 local argv = ARGV
-local expected = argv[1]
-local count = (#argv - 1) / PER_MEMBER
-if not expected or count < 1 or count > MAX_BATCH or count ~= math.floor(count) then
+local expected, batchHead = argv[1], argv[2]
+local count = (#argv - 2) / PER_MEMBER
+if not batchHead or count < 1 or count > MAX_BATCH or count ~= math.floor(count) then
   return redis.error_reply('ERR waitgate: bad enter arguments')
 end
 local now = nowMs()
@@ -168,40 +173,61 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw)
 end
 
 -- Each member's arguments, checked before any write: kinds[i] is BAD_ARGUMENTS, LATE
--- or false (to enter), heads[i] its presence head (false for none). Flat arrays, not a
--- table per member: this runs for every member of every batch.
-local ids, kinds, heads, onTime, bad = {}, {}, {}, 0, 0
+-- or false (to enter), limits[i] its deadline (false for none), heads[i] its presence head
+-- (false for none); tokens[i] and ttls[i] only for a member that sent them. Flat arrays,
+-- not a table per member: this runs for every member of every batch.
+local find, sub = string.find, string.sub
+local sharedHead = tonumber(batchHead)
+local ids, kinds, limits, heads, tokens, ttls, onTime, bad = {}, {}, {}, {}, {}, {}, 0, 0
 for i = 1, count do
-  local at = i * PER_MEMBER - 3 -- ARGV[2] for the first member
-  local member, notAfter, ttl, presenceHead = argv[at], argv[at + 1], argv[at + 3], argv[at + 4]
-  local limit, head = tonumber(notAfter), tonumber(presenceHead)
+  local at = i * PER_MEMBER + 1 -- ARGV[3] for the first member
+  local member, notAfter = argv[at], argv[at + 1]
+  local head, malformed = sharedHead, batchHead ~= '' and not sharedHead
+  local bar = find(notAfter, '|', 1, true)
+  if bar then
+    -- 'notAfter|ttl|head|token'
+    local bar2 = find(notAfter, '|', bar + 1, true)
+    local bar3 = bar2 and find(notAfter, '|', bar2 + 1, true)
+    if bar3 then
+      local ttl, presenceHead = sub(notAfter, bar + 1, bar2 - 1), sub(notAfter, bar2 + 1, bar3 - 1)
+      head = tonumber(presenceHead)
+      malformed = (ttl ~= '' and not tonumber(ttl)) or (presenceHead ~= '' and not head)
+      tokens[i], ttls[i] = sub(notAfter, bar3 + 1), tonumber(ttl)
+    else
+      malformed = true
+    end
+    notAfter = sub(notAfter, 1, bar - 1)
+  end
+  local limit = tonumber(notAfter)
   local kind = false
-  if member == '' or (notAfter ~= '' and not limit) or (ttl ~= '' and not tonumber(ttl)) or (presenceHead ~= '' and not head) then
+  if member == '' or malformed or (notAfter ~= '' and not limit) then
     kind, bad = BAD_ARGUMENTS, bad + 1
   elseif limit and now > limit then
     kind = LATE
   else
     onTime = onTime + 1
   end
-  ids[i], kinds[i], heads[i] = member, kind, head or false
+  ids[i], kinds[i], limits[i], heads[i] = member, kind, limit or false, head or false
 end
 -- Every member late (a lone enter, or a whole batch held in a client's offline queue): an
 -- error reply, as a refusal Redis counts (errorstats), and nothing written.
 if onTime == 0 and bad == 0 then return redis.error_reply('ERR waitgate: enter arrived after its deadline; nothing written') end
 
 compactReplies = true
-local replies = { false } -- [1]: the shared part, once every member is done
+-- [1]: the shared part, once every member is done; [2]: the offset of the lean replies
+-- (false while there is none); then one reply per member.
+local replies = { false, false }
+local offset
 
 -- The member's enter the single-member way (enterOne), after the batch's deferred writes.
 local function enterAlone(i, raw)
   flush()
-  local at = i * PER_MEMBER - 3
-  return enterOne(ids[i], tonumber(argv[at + 1]), argv[at + 2], tonumber(argv[at + 3]), heads[i] or nil, raw)
+  return enterOne(ids[i], limits[i] or nil, tokens[i] or '', ttls[i], heads[i] or nil, raw)
 end
 
 if onTime < 2 then
   -- A lone enter: the reads of the batch path would only add calls.
-  for i = 1, count do replies[i + 1] = kinds[i] and { kinds[i] } or enterAlone(i) end
+  for i = 1, count do replies[i + 2] = kinds[i] and { kinds[i] } or enterAlone(i) end
 else
   -- The batch path: one HMGET tokens and one ZMSCORE waiting for every member, so a brand-new
   -- member (no token record, not waiting) costs no call of its own; its place is written
@@ -219,12 +245,12 @@ else
   for i = 1, count do
     local kind, member = kinds[i], ids[i]
     if kind then
-      replies[i + 1] = { kind }
+      replies[i + 2] = { kind }
     elseif handled[member] then
-      replies[i + 1] = enterAlone(i) -- read again: an earlier occurrence may have changed it
+      replies[i + 2] = enterAlone(i) -- read again: an earlier occurrence may have changed it
     elseif records[i] then
       handled[member] = true
-      replies[i + 1] = enterAlone(i, records[i])
+      replies[i + 2] = enterAlone(i, records[i])
     else
       handled[member] = true
       if gen == '' then gen = newGeneration(KEYS[5]) end
@@ -233,16 +259,16 @@ else
         -- Waiting already (in any mode): the reply of readPosition, its ZSCORE read up front.
         flush() -- its rank counts the places written before it
         waitingCount = waitingCount or redis.call('ZCARD', KEYS[1])
-        replies[i + 1] = present(positionReply(1, redis.call('ZRANK', KEYS[1], member), waitingCount, nil, now, meta, waitingScore, gen, expected), member, heads[i])
+        replies[i + 2] = present(positionReply(1, redis.call('ZRANK', KEYS[1], member), waitingCount, nil, now, meta, waitingScore, gen, expected), member, heads[i])
       elseif mode == 'closed' then
-        replies[i + 1] = { QUEUE_CLOSED, meta[C + 1] or false }
+        replies[i + 2] = { QUEUE_CLOSED, meta[C + 1] or false }
       elseif letThrough then
-        replies[i + 1] = enterAlone(i, false)
+        replies[i + 2] = enterAlone(i, false)
       else
         local seq = (tonumber(meta[2]) or 0) + 1
         local score = beforeOpening and pb and entryScore(now, seq, opensAt, meta[C + 3], pb, sb, meta[META_SEED], member) or sb + seq
         if drawn and score < sb then
-          replies[i + 1] = enterAlone(i, false) -- a drawn pre-queue place: its rank needs ZRANK
+          replies[i + 2] = enterAlone(i, false) -- a drawn pre-queue place: its rank needs ZRANK
         else
           joins[nJoins + 1], joins[nJoins + 2], nJoins = score, member, nJoins + 2
           meta[2] = seq
@@ -255,8 +281,16 @@ else
           waitingCount = (waitingCount or redis.call('ZCARD', KEYS[1])) + 1
           local head = heads[i]
           if head and waitingCount - 1 < head then seenArgs[nSeen + 1], seenArgs[nSeen + 2], nSeen = member, now, nSeen + 2 end
-          -- positionReply's compact layout (lua/includes/readPosition.lua), then 1: joined.
-          replies[i + 1] = { 1, waitingCount - 1, waitingCount, false, false, score, 1 }
+          -- The lean reply: the bare total (rank total - 1, entry score total + offset, joined),
+          -- no table. Every join adds one to seq and to the total, so score - total is the
+          -- same for the call's joins; a place that breaks the rule gets the compact table.
+          offset = offset or score - waitingCount
+          if score - waitingCount == offset then
+            replies[i + 2] = waitingCount
+          else
+            -- positionReply's compact layout (lua/includes/readPosition.lua), then 1: joined.
+            replies[i + 2] = { 1, waitingCount - 1, waitingCount, false, false, score, 1 }
+          end
         end
       end
     end
@@ -268,4 +302,5 @@ if joined > 0 then
   redis.call('HINCRBY', KEYS[5], 'te', joined)
 end
 replies[1] = sharedReply(now, meta, gen, expected)
+replies[2] = offset or false
 return replies

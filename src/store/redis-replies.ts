@@ -88,6 +88,72 @@ export function expandPosition(compact: Reply, shared: Reply): Reply {
   return [...compact.slice(0, 5), ...shared.slice(0, 1), ...compact.slice(5, 6), ...shared.slice(1), ...compact.slice(6)];
 }
 
+/** What every member's answer of one batch call shares, decoded once for the call. */
+export interface SharedPosition {
+  now: number;
+  generation: Value;
+  window: AdmissionWindow;
+  controls: ControlsView;
+}
+
+/** lua/includes/readPosition.lua sharedReply: { now, generation|false, window (6), controls (7) }. */
+export function decodeShared(shared: Reply): SharedPosition {
+  return { now: Number(shared[0]), generation: shared[1], window: decodeWindow(shared, 2), controls: decodeControlsView(shared, 2 + WINDOW_LENGTH) };
+}
+
+/**
+ * The lean reply of lua/enterIfAbsent-7.lua for a member its batch joined: the total
+ * waiting right after it joined, alone (it is last: rank total − 1; its entry score is
+ * total + `offset`, sent once per call). The snapshots of one call share `shared`'s
+ * window and controls objects (nothing writes to a snapshot's parts).
+ */
+export function leanEnterSnapshot(total: number, offset: number, shared: SharedPosition): MemberSnapshot {
+  return {
+    status: 'WAITING',
+    rank: total - 1,
+    totalWaiting: total,
+    entryToken: null,
+    entryTokenExpiresAt: null,
+    now: shared.now,
+    seq: total + offset,
+    window: shared.window,
+    controls: shared.controls,
+    joined: true,
+  };
+}
+
+/** lua/enterIfAbsent-7.lua's reply: the shared part, the lean replies' offset (null for none), then one reply per member. */
+export type EnterBatchReply = Array<Reply | number | null>;
+
+/**
+ * A batch of enters' replies (lua/enterIfAbsent-7.lua), one snapshot or error per member.
+ * `learn(generation, now)` is told each answer's generation and Redis time (once for all
+ * the lean replies: they share them); not for a `needsToken` answer, which has neither.
+ */
+export function decodeEnterBatch(reply: EnterBatchReply, learn: (generation: Value, now: number) => void): Array<MemberSnapshot | Error> {
+  const shared = reply[0] as Reply;
+  const offset = Number(reply[1]);
+  let common: SharedPosition | undefined;
+  const replies = new Array<MemberSnapshot | Error>(reply.length - 2);
+  for (let i = 2; i < reply.length; i++) {
+    const one = reply[i]!;
+    if (typeof one === 'number') {
+      common ??= decodeShared(shared);
+      replies[i - 2] = leanEnterSnapshot(one, offset, common);
+      continue;
+    }
+    try {
+      const { snapshot, generation } = decodeEnter(expandPosition(one as Reply, shared));
+      if (!snapshot.needsToken) learn(generation, snapshot.now);
+      replies[i - 2] = snapshot;
+    } catch (error) {
+      replies[i - 2] = error instanceof Error ? error : new Error(String(error));
+    }
+  }
+  if (common) learn(common.generation, common.now);
+  return replies;
+}
+
 /** lua/includes/readPosition.lua, positionReply. */
 const POSITION = {
   status: 0,

@@ -18,13 +18,14 @@ import {
   decodeAdmit,
   decodeClaim,
   decodeControls,
-  decodeEnter,
   decodePosition,
   decodeQueueSnapshot,
   decodeSetControls,
   decodeInspect,
   decodeStats,
+  decodeEnterBatch,
   isStateLost,
+  type EnterBatchReply,
   type Reply,
 } from './redis-replies.js';
 import { ioredisScriptClient, isIoredis, type IoredisClientLike } from './ioredis-client.js';
@@ -92,7 +93,7 @@ export interface RedisStoreOptions {
    * loop share one script call, each caller keeping its own result, error and
    * deadline. A call made while none of its kind is in flight is sent at once, alone,
    * so a lone caller waits no longer than without it. `false` sends every call alone;
-   * `{ maxBatchSize }` (1–256, default 64) bounds the members per script call.
+   * `{ maxBatchSize }` (1–256, default 128) bounds the members per script call.
    */
   groupCommit?: boolean | { maxBatchSize?: number };
   /**
@@ -107,7 +108,7 @@ export interface RedisStoreOptions {
 }
 
 /** Members per script call with group commit on, unless `groupCommit.maxBatchSize` says otherwise. */
-export const DEFAULT_MAX_BATCH_SIZE = 64;
+export const DEFAULT_MAX_BATCH_SIZE = 128;
 /** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-7.lua, position-3.lua, claimToken-4.lua). */
 const MAX_BATCH_SIZE = 256;
 
@@ -133,8 +134,16 @@ const optionsSchema = z
     message: 'must be a connection of its own, not the client (a subscribed connection runs no script): client.duplicate()',
   });
 
-/** An enter as its script takes it: member id, not after, fresh token, token TTL, presence head. */
-type EnterArgs = [string, number | '', string, number | '', number | ''];
+/**
+ * One enter of a batch: member id, not after ('' for none), presence head ('' for none),
+ * and for passthrough '|ttl|head|token' (lua/enterIfAbsent-7.lua), else null.
+ */
+interface EnterArgs {
+  id: string;
+  notAfter: number | '';
+  head: number | '';
+  passthrough: string | null;
+}
 
 /**
  * A {@link Store} on Redis 7+ (single node or Cluster) through ioredis or node-redis
@@ -178,18 +187,15 @@ export class RedisStore implements Store {
     this.#headMoves = parsed.subscriber ? HeadMovesChannels.of(parsed.subscriber) : null;
   }
 
-  async enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
+  // Not async: the batch's promise itself, without another promise around it (this runs for
+  // every member of a crowd; nothing here throws).
+  enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
     // The caller's deadline on Redis's clock (a lower bound, so never later than the real one);
     // '' until a reply has told us this queue's node's time.
     const notAfter = options.notAfter === undefined ? undefined : this.#clock.toRedisTime(queue, options.notAfter);
-    const passthrough = options.token !== undefined && options.tokenTtlMs !== undefined;
-    return this.#enters.run(queue, [
-      memberId,
-      notAfter ?? '',
-      passthrough ? options.token! : '',
-      passthrough ? options.tokenTtlMs! : '',
-      options.presenceHead ?? '',
-    ]);
+    const head = options.presenceHead ?? '';
+    const passthrough = options.token !== undefined && options.tokenTtlMs !== undefined ? `|${options.tokenTtlMs}|${head}|${options.token}` : null;
+    return this.#enters.run(queue, { id: memberId, notAfter: notAfter ?? '', head, passthrough });
   }
 
   async position(queue: string, memberId: string): Promise<MemberSnapshot> {
@@ -198,23 +204,21 @@ export class RedisStore implements Store {
 
   async #sendEnters(queue: string, batch: readonly EnterArgs[]): Promise<BatchReply<MemberSnapshot>> {
     const k = this.#keysOf(queue);
-    const [shared, ...replies] = await this.#call<Reply[]>(
-      queue,
-      'enterIfAbsent',
-      [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries],
-      batch.flat(),
-    );
-    return replies
-      .map((compact) => expandPosition(compact, shared!))
-      .map((reply) =>
-        settle(() => {
-          const { snapshot, generation } = decodeEnter(reply);
-          if (snapshot.needsToken) return snapshot;
-          this.#generations.learn(queue, generation);
-          this.#clock.observe(queue, snapshot.now, performance.now());
-          return snapshot;
-        }),
-      );
+    // The batch's presence head (the first member's), then two values per member: its id, and
+    // its deadline, or 'notAfter|ttl|head|token' with a token or a presence head of its own.
+    const head = batch[0]!.head;
+    const args = new Array<string | number>(1 + batch.length * 2);
+    args[0] = head;
+    for (let i = 0, at = 1; i < batch.length; i++) {
+      const e = batch[i]!;
+      args[at++] = e.id;
+      args[at++] = e.passthrough !== null ? `${e.notAfter}${e.passthrough}` : e.head === head ? e.notAfter : `${e.notAfter}||${e.head}|`;
+    }
+    const reply = await this.#call<EnterBatchReply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries], args);
+    return decodeEnterBatch(reply, (generation, now) => {
+      this.#generations.learn(queue, generation);
+      this.#clock.observe(queue, now, performance.now());
+    });
   }
 
   async #sendPositions(queue: string, memberIds: readonly string[]): Promise<BatchReply<MemberSnapshot>> {

@@ -3,7 +3,7 @@
 // (On Redis, with both clients: test/store/redis-group-commit.test.ts.)
 
 import { describe, expect, it } from 'vitest';
-import { GroupCommit, type BatchReply } from '../../src/store/group-commit.js';
+import { EARLY_BATCH, GroupCommit, type BatchReply } from '../../src/store/group-commit.js';
 
 /** A batch sender that records each batch and answers when told to. */
 function recorder() {
@@ -38,20 +38,44 @@ describe('GroupCommit', () => {
     expect(await Promise.all(rest)).toEqual(['a', 'b', 'c', 'd']);
   });
 
-  it('sends a batch as soon as it holds maxBatchSize calls (half as many while one call is out), and keeps queues apart', async () => {
+  it('sends a batch as soon as it holds maxBatchSize calls, and keeps queues apart', async () => {
     const { batches, send } = recorder();
     const group = new GroupCommit(send, 4);
     for (let i = 0; i < 12; i++) void group.run('q', i);
     void group.run('other', 100);
     expect(batches.map((b) => [b.queue, b.items])).toEqual([
       ['q', [0]], // alone, at once
-      ['q', [1, 2]], // half full with one call out: sent, so Redis runs it while the next gathers
-      ['q', [3, 4, 5, 6]], // two out: gathered up to maxBatchSize
-      ['q', [7, 8, 9, 10]],
+      ['q', [1, 2, 3, 4]], // one call out: gathered up to maxBatchSize
+      ['q', [5, 6, 7, 8]],
       ['other', [100]],
     ]);
     await nextTurn();
-    expect(batches.slice(5).map((b) => [b.queue, b.items])).toEqual([['q', [11]]]);
+    expect(batches.slice(4).map((b) => [b.queue, b.items])).toEqual([['q', [9, 10, 11]]]);
+  });
+
+  it('gathers the calls made in the turn a call was answered in, sent half full while none is out', async () => {
+    const { batches, send } = recorder();
+    const group = new GroupCommit(send, 4);
+    const first = group.run('q', 0);
+    batches[0]!.answer(['a']);
+    expect(await first).toBe('a');
+    // The answered callers come back in this turn: not the first of them alone, but together.
+    for (let i = 1; i <= 5; i++) void group.run('q', i);
+    expect(batches.map((b) => b.items)).toEqual([[0], [1, 2]]); // half full, nothing out: sent at once
+    await nextTurn();
+    expect(batches.map((b) => b.items)).toEqual([[0], [1, 2], [3, 4, 5]]);
+  });
+
+  it(`sends ${EARLY_BATCH} calls at once while none is out, however large maxBatchSize is; then gathers up to it`, async () => {
+    const { batches, send } = recorder();
+    const group = new GroupCommit(send, 128);
+    const first = group.run('q', 0);
+    batches[0]!.answer(['a']);
+    await first;
+    for (let i = 1; i <= 200; i++) void group.run('q', i);
+    expect(batches.map((b) => b.items.length)).toEqual([1, EARLY_BATCH, 128]);
+    await nextTurn();
+    expect(batches.map((b) => b.items.length)).toEqual([1, EARLY_BATCH, 128, 200 - EARLY_BATCH - 128]);
   });
 
   it('rejects only the caller whose own reply is an error; a batch that fails rejects each of its callers', async () => {
@@ -73,12 +97,13 @@ describe('GroupCommit', () => {
     expect(batches.map((b) => b.items)).toEqual([[0], [1], [2]]);
   });
 
-  it('sends alone again once nothing is in flight, and forgets an idle queue', async () => {
+  it('sends alone again once nothing is in flight and the turn of the last answer is over, and forgets an idle queue', async () => {
     const { batches, send } = recorder();
     const group = new GroupCommit(send, 64);
     const first = group.run('q', 0);
     batches[0]!.answer(['a']);
     await first;
+    await nextTurn();
     void group.run('q', 1);
     expect(batches.map((b) => b.items)).toEqual([[0], [1]]);
   });

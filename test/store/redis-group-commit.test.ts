@@ -5,6 +5,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EntryTokenError, QueueStateLostError, RedisStore, WaitgateConfigError, WaitingQueue, type MemberSnapshot } from '../../src/index.js';
+import type { EnterOptions } from '../../src/store/store.js';
 import { queueKeys } from '../../src/store/keys.js';
 import { CLIENT_KINDS, connectClient, scriptStats, type TestClient } from '../support/redis-clients.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -153,6 +154,76 @@ describe.each(CLIENT_KINDS)('group commit on %s', (kind) => {
     const batchedState = await state(batched.name);
     expect(batchedState).toEqual(await state(alone.name));
     expect(batchedState.seen).toEqual(['n0', 'w0', 'w1', 'w2']); // ranks 0-3
+  });
+
+  it('a batch whose members carry presence heads of their own, or none, and passthrough tokens answers and writes as one by one', async () => {
+    // lua/enterIfAbsent-7.lua takes the batch's presence head once (the first member's) and
+    // two values per member; a member with another head, or a token, sends its own.
+    const setUp = async (groupCommit: boolean) => {
+      const store = new RedisStore({ client: client.client, groupCommit });
+      const name = uniqueName('heads');
+      const queue = new WaitingQueue({ store, name, abandonAfterSeconds: null });
+      for (const m of ['w0', 'w1', 'w2']) await queue.enter(m);
+      return { store, name, queue };
+    };
+    const order: Array<[string, EnterOptions]> = [
+      ['a', { presenceHead: 10 }], // the batch's head: rank 3, recorded
+      ['b', {}], // no head: nothing recorded
+      ['c', { presenceHead: 2 }], // rank 5: beyond its head
+      ['w2', { presenceHead: 5 }], // rank 2: recorded
+      ['w1', { presenceHead: 1 }], // rank 1: beyond its head
+      ['d', { presenceHead: 10 }],
+    ];
+    const passthrough = (tag: string): Array<[string, EnterOptions]> => [
+      ['p0', { token: `${tag}-t0|with|bars`, tokenTtlMs: 60_000, presenceHead: 10 }],
+      ['p1', { presenceHead: 10 }], // no token: NEED_TOKEN
+      ['w0', { presenceHead: 10 }], // waiting: stays
+      ['p2', { token: `${tag}-t2`, tokenTtlMs: 60_000 }],
+    ];
+    const view = (o: { ok: true; value: MemberSnapshot } | { ok: false; error: unknown }) =>
+      o.ok
+        ? [o.value.status, o.value.rank, o.value.totalWaiting, o.value.entryToken?.replace(/^(on|off)-/, '') ?? null, o.value.seq ?? null, o.value.joined ?? false, o.value.needsToken ?? false]
+        : ['error', String(o.error)];
+    const state = async (name: string) => {
+      const keys = queueKeys('waitgate', name);
+      const [line, tokens, seen] = await Promise.all([admin.zrange(keys.waiting, 0, -1, 'WITHSCORES'), admin.hkeys(keys.tokens), admin.hkeys(keys.seen)]);
+      return { line, tokens: tokens.sort(), seen: seen.sort() };
+    };
+
+    const batched = await setUp(true);
+    const alone = await setUp(false);
+    const run = async (setup: Awaited<ReturnType<typeof setUp>>, members: Array<[string, EnterOptions]>, together: boolean) => {
+      if (!together) {
+        const out = [];
+        for (const [m, options] of members) out.push(await settle(setup.store.enter(setup.name, m, options)));
+        return out;
+      }
+      const before = await scriptCalls();
+      // The first in flight: the rest gather into one call.
+      const out = await Promise.all([settle(setup.store.enter(setup.name, 'w0', {})), ...members.map(([m, options]) => settle(setup.store.enter(setup.name, m, options)))]);
+      expect((await scriptCalls()) - before).toBe(2);
+      return out.slice(1);
+    };
+    await alone.store.enter(alone.name, 'w0', {});
+    const first = await run(batched, order, true);
+    expect(first.map(view)).toEqual((await run(alone, order, false)).map(view));
+    expect(first.map((o) => (o.ok ? o.value.rank : 'error'))).toEqual([3, 4, 5, 2, 1, 6]);
+    expect((await state(batched.name)).seen).toEqual(['a', 'd', 'w2']);
+
+    await batched.queue.setControls({ mode: 'passthrough' });
+    await alone.queue.setControls({ mode: 'passthrough' });
+    await alone.store.enter(alone.name, 'w0', {});
+    const second = await run(batched, passthrough('on'), true);
+    expect(second.map(view)).toEqual((await run(alone, passthrough('off'), false)).map(view));
+    expect(second.map((o) => (o.ok ? [o.value.status, o.value.entryToken] : 'error'))).toEqual([
+      ['READY', 'on-t0|with|bars'],
+      ['NOT_ENTERED', null],
+      ['WAITING', null],
+      ['READY', 'on-t2'],
+    ]);
+    const [b, a] = [await state(batched.name), await state(alone.name)];
+    expect(b).toEqual(a);
+    expect(b.tokens).toEqual(['p0', 'p2']);
   });
 
   it('claims in one call keep their own outcomes: claimed, a wrong token, in use, and a bad lease', async () => {
