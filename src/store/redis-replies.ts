@@ -115,7 +115,7 @@ export function leanEnterSnapshot(total: number, offset: number, shared: SharedP
     entryToken: null,
     entryTokenExpiresAt: null,
     now: shared.now,
-    seq: total + offset,
+    score: total + offset,
     window: shared.window,
     controls: shared.controls,
     joined: true,

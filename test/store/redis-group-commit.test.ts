@@ -182,7 +182,7 @@ describe.each(CLIENT_KINDS)('group commit on %s', (kind) => {
     ];
     const view = (o: { ok: true; value: MemberSnapshot } | { ok: false; error: unknown }) =>
       o.ok
-        ? [o.value.status, o.value.rank, o.value.totalWaiting, o.value.entryToken?.replace(/^(on|off)-/, '') ?? null, o.value.seq ?? null, o.value.joined ?? false, o.value.needsToken ?? false]
+        ? [o.value.status, o.value.rank, o.value.totalWaiting, o.value.entryToken?.replace(/^(on|off)-/, '') ?? null, o.value.score ?? null, o.value.joined ?? false, o.value.needsToken ?? false]
         : ['error', String(o.error)];
     const state = async (name: string) => {
       const keys = queueKeys('waitgate', name);
