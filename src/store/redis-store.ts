@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { QueueStateLostError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
+import { encodeEnters, enterArgs, type EnterArgs } from './enter-batch.js';
 import { checkEvictionPolicy } from './eviction-policy.js';
 import { Generations } from './generations.js';
 import { GroupCommit, type BatchReply } from './group-commit.js';
@@ -93,7 +94,8 @@ export interface RedisStoreOptions {
    * loop share one script call, each caller keeping its own result, error and
    * deadline. A call made while none of its kind is in flight is sent at once, alone,
    * so a lone caller waits no longer than without it. `false` sends every call alone;
-   * `{ maxBatchSize }` (1–256, default 128) bounds the members per script call.
+   * `{ maxBatchSize }` (1–256) bounds the members per script call (default 128 for
+   * enters, 64 for look-ups and claims).
    */
   groupCommit?: boolean | { maxBatchSize?: number };
   /**
@@ -107,8 +109,9 @@ export interface RedisStoreOptions {
   subscriber?: SubscriberLike;
 }
 
-/** Members per script call with group commit on, unless `groupCommit.maxBatchSize` says otherwise. */
-export const DEFAULT_MAX_BATCH_SIZE = 128;
+/** Members per script call with group commit on, unless `groupCommit.maxBatchSize` says otherwise: enters, and the others. */
+export const DEFAULT_MAX_ENTER_BATCH_SIZE = 128;
+export const DEFAULT_MAX_BATCH_SIZE = 64;
 /** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-7.lua, position-3.lua, claimToken-4.lua). */
 const MAX_BATCH_SIZE = 256;
 
@@ -123,7 +126,7 @@ const optionsSchema = z
       .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -')
       .default('waitgate'),
     groupCommit: z
-      .union([z.boolean(), z.strictObject({ maxBatchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).default(DEFAULT_MAX_BATCH_SIZE) })])
+      .union([z.boolean(), z.strictObject({ maxBatchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).optional() })])
       .default(true),
     subscriber: z
       .custom<SubscriberLike>(isSubscriber, 'must be an ioredis Redis or Cluster, or a node-redis client or cluster, of its own (client.duplicate())')
@@ -133,17 +136,6 @@ const optionsSchema = z
     path: ['subscriber'],
     message: 'must be a connection of its own, not the client (a subscribed connection runs no script): client.duplicate()',
   });
-
-/**
- * One enter of a batch: member id, not after ('' for none), presence head ('' for none),
- * and for passthrough '|ttl|head|token' (lua/enterIfAbsent-7.lua), else null.
- */
-interface EnterArgs {
-  id: string;
-  notAfter: number | '';
-  head: number | '';
-  passthrough: string | null;
-}
 
 /**
  * A {@link Store} on Redis 7+ (single node or Cluster) through ioredis or node-redis
@@ -180,22 +172,18 @@ export class RedisStore implements Store {
     this.prefix = parsed.prefix;
     seam.clocks.add(this.#clock);
     const g = parsed.groupCommit;
-    const maxBatchSize = g === true ? DEFAULT_MAX_BATCH_SIZE : g === false ? 1 : g.maxBatchSize;
-    this.#enters = new GroupCommit((queue, batch) => this.#sendEnters(queue, batch), maxBatchSize);
-    this.#positions = new GroupCommit((queue, batch) => this.#sendPositions(queue, batch), maxBatchSize);
-    this.#claims = new GroupCommit((queue, batch) => this.#sendClaims(queue, batch), maxBatchSize);
+    const maxBatchSize = g === false ? 1 : g === true ? undefined : g.maxBatchSize;
+    this.#enters = new GroupCommit((queue, batch) => this.#sendEnters(queue, batch), maxBatchSize ?? DEFAULT_MAX_ENTER_BATCH_SIZE);
+    this.#positions = new GroupCommit((queue, batch) => this.#sendPositions(queue, batch), maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE);
+    this.#claims = new GroupCommit((queue, batch) => this.#sendClaims(queue, batch), maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE);
     this.#headMoves = parsed.subscriber ? HeadMovesChannels.of(parsed.subscriber) : null;
   }
 
-  // Not async: the batch's promise itself, without another promise around it (this runs for
-  // every member of a crowd; nothing here throws).
+  // Not async: the batch's own promise, not another around it (nothing here throws).
   enter(queue: string, memberId: string, options: EnterOptions = {}): Promise<MemberSnapshot> {
-    // The caller's deadline on Redis's clock (a lower bound, so never later than the real one);
-    // '' until a reply has told us this queue's node's time.
+    // The caller's deadline on Redis's clock (a lower bound); none until a reply told us its time.
     const notAfter = options.notAfter === undefined ? undefined : this.#clock.toRedisTime(queue, options.notAfter);
-    const head = options.presenceHead ?? '';
-    const passthrough = options.token !== undefined && options.tokenTtlMs !== undefined ? `|${options.tokenTtlMs}|${head}|${options.token}` : null;
-    return this.#enters.run(queue, { id: memberId, notAfter: notAfter ?? '', head, passthrough });
+    return this.#enters.run(queue, enterArgs(memberId, notAfter, options));
   }
 
   async position(queue: string, memberId: string): Promise<MemberSnapshot> {
@@ -204,17 +192,8 @@ export class RedisStore implements Store {
 
   async #sendEnters(queue: string, batch: readonly EnterArgs[]): Promise<BatchReply<MemberSnapshot>> {
     const k = this.#keysOf(queue);
-    // The batch's presence head (the first member's), then two values per member: its id, and
-    // its deadline, or 'notAfter|ttl|head|token' with a token or a presence head of its own.
-    const head = batch[0]!.head;
-    const args = new Array<string | number>(1 + batch.length * 2);
-    args[0] = head;
-    for (let i = 0, at = 1; i < batch.length; i++) {
-      const e = batch[i]!;
-      args[at++] = e.id;
-      args[at++] = e.passthrough !== null ? `${e.notAfter}${e.passthrough}` : e.head === head ? e.notAfter : `${e.notAfter}||${e.head}|`;
-    }
-    const reply = await this.#call<EnterBatchReply>(queue, 'enterIfAbsent', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries], args);
+    const keys = [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries];
+    const reply = await this.#call<EnterBatchReply>(queue, 'enterIfAbsent', keys, encodeEnters(batch));
     return decodeEnterBatch(reply, (generation, now) => {
       this.#generations.learn(queue, generation);
       this.#clock.observe(queue, now, performance.now());

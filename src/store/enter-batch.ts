@@ -1,0 +1,38 @@
+// The arguments of a batch of enters as lua/enterIfAbsent-7.lua takes them (group commit).
+
+import type { EnterOptions } from './store.js';
+
+/**
+ * One enter of a batch: member id, not after (Redis ms, '' for none), presence head
+ * ('' for none), and for passthrough '|ttl|head|token', else null.
+ */
+export interface EnterArgs {
+  id: string;
+  notAfter: number | '';
+  head: number | '';
+  passthrough: string | null;
+}
+
+/** One enter, its deadline already on Redis's clock (undefined for none). */
+export function enterArgs(memberId: string, notAfter: number | undefined, options: EnterOptions): EnterArgs {
+  const head = options.presenceHead ?? '';
+  const passthrough = options.token !== undefined && options.tokenTtlMs !== undefined ? `|${options.tokenTtlMs}|${head}|${options.token}` : null;
+  return { id: memberId, notAfter: notAfter ?? '', head, passthrough };
+}
+
+/**
+ * The script's ARGV after the generation: the batch's presence head (the first member's),
+ * then two values per member: its id, and its deadline, or 'notAfter|ttl|head|token' with
+ * a token or a presence head of its own.
+ */
+export function encodeEnters(batch: readonly EnterArgs[]): Array<string | number> {
+  const head = batch[0]!.head;
+  const args = new Array<string | number>(1 + batch.length * 2);
+  args[0] = head;
+  for (let i = 0, at = 1; i < batch.length; i++) {
+    const e = batch[i]!;
+    args[at++] = e.id;
+    args[at++] = e.passthrough !== null ? `${e.notAfter}${e.passthrough}` : e.head === head ? e.notAfter : `${e.notAfter}||${e.head}|`;
+  }
+  return args;
+}
