@@ -111,12 +111,16 @@ burst = tonumber(m.cb) or (burst == -1 and defaultBurst(rate) or burst)
 maxActive = tonumber(m.ca) or maxActive
 
 -- Token bucket: a new queue starts full; a clock that stepped back refills nothing.
+-- full: the bucket is at its burst (its refill overflowed, or a new queue), for the pace.
 local tokens, refilledAt = tonumber(m.bt), tonumber(m.bts)
+local full = not tokens
 if not tokens then tokens, refilledAt = burst, now end
 if now > refilledAt then
+  full = full or tokens + (now - refilledAt) * rate / 1000 >= burst
   tokens = math.min(burst, tokens + (now - refilledAt) * rate / 1000)
   refilledAt = now
 end
+local whole = math.min(math.floor(tokens + 1e-9), burst)
 
 -- How many the bucket, burst, cap and queue length allow, then how many of those
 -- the fresh tokens sent cover.
@@ -198,16 +202,18 @@ if n > 0 then recordAdmissions(metaFields, m, now, n, windowMs) end
 -- the line can move; paused, closed, before the opening or in passthrough, nor does it.
 local lastStepAt = tonumber(m.pz)
 local counted = lastStepAt and not passthrough and not standing and waitingBefore > n + #dropped
--- What a step offered: the rate since the step before, or more when it admitted more
--- (the bucket's reserve, e.g. full after the line drained).
 local pm, pc, pf = nextPace(tonumber(m.pm), tonumber(m.pc), lastStepAt, now,
-  counted and n + #dropped or 0, counted and math.max(n, stepOffered(rate, lastStepAt, now)) or 0)
+  counted and n + #dropped or 0, counted and stepOffer(n, whole, full, rate, lastStepAt, now) or 0)
 for _, v in ipairs({ 'pm', string.format('%.17g', pm), 'pc', string.format('%.17g', pc), 'pz', int(now) }) do
   metaFields[#metaFields + 1] = v
 end
-if pc > 0 then
+-- Published once the steps counted offered a token's worth (MIN_PACE_EVIDENCE), else none:
+-- the estimate then plans with the rate in force alone.
+if pc >= MIN_PACE_EVIDENCE then
   metaFields[#metaFields + 1] = 'pf'
   metaFields[#metaFields + 1] = string.format('%.6g', pf)
+elseif m.pf then
+  redis.call('HDEL', KEYS[5], 'pf')
 end
 -- The line moved (or had nobody to move): the wait estimate's stall clock restarts.
 if n > 0 or #dropped > 0 or waitingBefore == 0 then

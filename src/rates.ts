@@ -70,6 +70,8 @@ export const PICKUP_GRACE_MS = 2000;
 export const PACE_MEMORY_MS = 10_000;
 /** A step offers at most this long of the rate: a longer gap is a stalled admitter (the stall rule of the estimate). */
 export const MAX_STEP_GAP_MS = 5000;
+/** The factor is published once the counted steps offered this many tokens (decayed); before, the estimate plans with the rate in force alone. */
+export const MIN_PACE_EVIDENCE = 1;
 
 /** The tokens the rate in force offered since the last admission step (lua/includes/pace.lua stepOffered). */
 export function stepOffered(ratePerSecond: number, lastStepAt: number, now: number): number {
@@ -77,6 +79,7 @@ export function stepOffered(ratePerSecond: number, lastStepAt: number, now: numb
 }
 const MIN_PACE = 0.05;
 const MAX_PACE = 20;
+const PACE_SNAP = 0.02;
 
 /** The pace of the line: members moved and tokens the rate offered in the steps that left members waiting, decayed. */
 export interface Pace {
@@ -86,6 +89,12 @@ export interface Pace {
   at: number;
   /** moved / offered within [0.05, 20]: the line's pace per unit of the rate in force. */
   factor: number;
+}
+
+/** What a step offered (lua/includes/pace.lua stepOffer): see there. */
+export function stepOffer(admitted: number, whole: number, full: boolean, ratePerSecond: number, lastStepAt: number, now: number): number {
+  if (admitted >= whole && !full) return admitted;
+  return Math.max(admitted, stepOffered(ratePerSecond, lastStepAt, now));
 }
 
 /**
@@ -100,7 +109,9 @@ export function nextPace(previous: Pace | null, now: number, stepMoved: number, 
   const moved = (previous?.moved ?? 0) * keep + stepMoved;
   const offered = (previous?.offered ?? 0) * keep + offeredNow;
   // Six significant digits, as the script stores it (%.6g): both stores estimate alike.
-  const factor = offered > 0 ? sixDigits(Math.min(MAX_PACE, Math.max(MIN_PACE, moved / offered))) : 1;
+  const raw = offered > 0 ? Math.min(MAX_PACE, Math.max(MIN_PACE, moved / offered)) : 1;
+  // Within PACE_SNAP of 1 the line moves at the rate (whole tokens against a fractional refill).
+  const factor = Math.abs(raw - 1) < PACE_SNAP ? 1 : sixDigits(raw);
   return { moved, offered, at: now, factor };
 }
 

@@ -29,7 +29,7 @@ import type {
   StoredControls,
 } from './store.js';
 import { WaitingLine } from './waiting-line.js';
-import { PICKUP_GRACE_MS, defaultBurst, nextPace, presenceHead, stepOffered, type Pace } from '../rates.js';
+import { MIN_PACE_EVIDENCE, PICKUP_GRACE_MS, defaultBurst, nextPace, presenceHead, stepOffer, type Pace } from '../rates.js';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -269,10 +269,13 @@ export class MemoryStore implements Store {
     const burst = c.burst ?? (request.burstFollowsRate ? defaultBurst(rate) : request.burst);
     const maxActive = c.maxActive === undefined ? request.maxActive : c.maxActive;
     const bucket = q.bucket ?? { tokens: burst, refilledAt: now };
+    let full = q.bucket === null; // at its burst, for the pace (mirrors the script)
     if (now > bucket.refilledAt) {
+      full ||= bucket.tokens + ((now - bucket.refilledAt) * rate) / 1000 >= burst;
       bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.refilledAt) * rate) / 1000);
       bucket.refilledAt = now;
     }
+    const whole = Math.min(Math.floor(bucket.tokens + 1e-9), burst);
     const waitingBefore = q.waiting.size;
     let admittable = Math.min(Math.floor(bucket.tokens + 1e-9), burst, waitingBefore);
     if (maxActive !== null) admittable = Math.min(admittable, maxActive - active);
@@ -351,9 +354,8 @@ export class MemoryStore implements Store {
     // that left members waiting adds its moves and the tokens the rate offered since the step before.
     const moved = admitted.length + abandoned.length;
     const counted = q.pace !== null && !passthrough && !standing && waitingBefore > moved;
-    // What a step offered: the rate since the step before, or more when it admitted more (the bucket's reserve).
-    q.pace = nextPace(q.pace, now, counted ? moved : 0, counted ? Math.max(admitted.length, stepOffered(rate, q.pace!.at, now)) : 0);
-    if (q.pace.offered > 0) q.window = { ...q.window, pace: q.pace.factor };
+    q.pace = nextPace(q.pace, now, counted ? moved : 0, counted ? stepOffer(admitted.length, whole, full, rate, q.pace!.at, now) : 0);
+    q.window = { ...q.window, pace: q.pace.offered >= MIN_PACE_EVIDENCE ? q.pace.factor : null };
     q.recentAdmits.set(request.admitId, now + ADMIT_ID_MEMORY_MS);
     if (admitted.length + abandoned.length > 0) {
       const headMoves = (q.headMoves += admitted.length + abandoned.length);

@@ -24,6 +24,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
+import { MIN_PACE_EVIDENCE, nextPace, stepOffer, type Pace } from '../../src/rates.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EntryTokenError, MemoryStore, RedisStore, WaitingQueue, type Claim, type MemberId, type Position } from '../../src/index.js';
 import { queueKeys } from '../../src/store/keys.js';
@@ -91,6 +92,8 @@ interface Model {
   maxActive: number | null;
   /** The last admit that found the line able to move (admitted someone, or nobody waited); null before. */
   movedAt: number | null;
+  /** The pace of the line (src/rates.ts), null before the first admit. */
+  pace: Pace | null;
 }
 
 const deadlineOf = (r: TokenRec) => (r.claim !== null && r.claimExp > r.tokenExp ? r.claimExp : r.tokenExp);
@@ -110,6 +113,8 @@ interface ExpectedPosition {
   tokenExp: number | null;
   /** WAITING: the estimate had the store's clock been `extraMs` later (Redis runs ahead of the model by up to ε). */
   estimateLater?: (extraMs: number) => number;
+  /** The estimate plans with a measured pace of the line (not the rate alone). */
+  paced?: boolean;
 }
 
 /** The wait estimate's stall grace at this rate (src/position.ts): max(10 s, two admissions). */
@@ -121,7 +126,7 @@ const STALL_GRACE_MS = Math.max(10_000, 2000 / RATE);
  * has not moved for longer than the grace; whole seconds rounded up, at least 1.
  */
 function modelEstimate(m: Model, rank: number, extraMs = 0): number {
-  let rate = RATE;
+  let rate = RATE * (m.pace !== null && m.pace.offered >= MIN_PACE_EVIDENCE ? m.pace.factor : 1);
   if (m.movedAt !== null) {
     const stalled = m.now + extraMs - m.movedAt;
     if (stalled > STALL_GRACE_MS) rate *= STALL_GRACE_MS / stalled;
@@ -155,6 +160,7 @@ function expectedPosition(m: Model, key: string): ExpectedPosition {
       token: null,
       tokenExp: null,
       estimateLater: (extraMs) => modelEstimate(m, rank, extraMs),
+      paced: m.pace !== null && m.pace.offered >= MIN_PACE_EVIDENCE && m.pace.factor !== 1,
     };
   }
   return {
@@ -177,14 +183,18 @@ function modelEnter(m: Model, key: string): void {
 function modelAdmit(m: Model): { members: string[]; handles: number[]; expiresAt: number } {
   for (const [key, r] of m.tokens) if (deadlineOf(r) <= m.now) m.tokens.delete(key);
   const active = m.tokens.size;
+  let full = m.bucketMilli === null; // at its burst, for the pace (as the stores judge it)
   if (m.bucketMilli === null) {
     m.bucketMilli = m.burst * 1000; // a new queue starts with a full bucket
     m.refilledAt = m.now;
   }
   if (m.now > m.refilledAt) {
+    full ||= m.bucketMilli + (m.now - m.refilledAt) * RATE >= m.burst * 1000;
     m.bucketMilli = Math.min(m.burst * 1000, m.bucketMilli + (m.now - m.refilledAt) * RATE); // ms · tokens/s = milli-tokens
     m.refilledAt = m.now;
   }
+  const whole = Math.min(Math.floor(m.bucketMilli / 1000), m.burst);
+  const waitingBefore = m.waiting.length;
   let n = Math.min(Math.floor(m.bucketMilli / 1000), m.burst, m.waiting.length);
   if (m.maxActive !== null) n = Math.min(n, m.maxActive - active);
   n = Math.max(0, n);
@@ -198,6 +208,9 @@ function modelAdmit(m: Model): { members: string[]; handles: number[]; expiresAt
     return handle;
   });
   m.bucketMilli -= n * 1000;
+  // The pace of the line (src/rates.ts, as both stores keep it): a step that left members waiting counts.
+  const counted = m.pace !== null && waitingBefore > n;
+  m.pace = nextPace(m.pace, m.now, counted ? n : 0, counted ? stepOffer(n, whole, full, RATE, m.pace!.at, m.now) : 0);
   return { members, handles, expiresAt };
 }
 
@@ -321,7 +334,9 @@ function expectPosition(side: Side, r: Real, p: Position, e: ExpectedPosition, w
     expectSame(estimate, estimatedWaitSeconds, `${side.label} ${what}: estimatedWaitSeconds`);
   } else {
     // Redis TIME runs ahead of the model by ε ≤ r.elapsed(); a stalled line's estimate only grows with time.
-    const later = e.estimateLater(r.elapsed());
+    // The pace's tokens offered grow with the time between steps, larger on Redis by up to ε: a pace
+    // read below the model's by a hair can round the estimate up by one second more.
+    const later = e.estimateLater(r.elapsed()) + (e.paced ? 1 : 0);
     expect(estimate!, `redis ${what}: estimatedWaitSeconds ${estimate} vs model ${estimatedWaitSeconds}..${later}`).toBeGreaterThanOrEqual(
       estimatedWaitSeconds!,
     );
@@ -693,6 +708,7 @@ async function newRun(config: { burst: number; maxActive: number | null }): Prom
     tokens: new Map(),
     consumed: new Map(),
     bucketMilli: null,
+    pace: null,
     movedAt: null,
     refilledAt: 0,
     tokenOwner: [],
@@ -747,7 +763,7 @@ describe('model-based differential walk (R5): MemoryStore and RedisStore against
     // bts, ws, wf, wl, mv; c's last sign of life (a and b were admitted: theirs are gone);
     // kt and the one entry checkpoint (a, b and c entered within a second); ows (b's order).
     expect(before.entries).toHaveLength(2);
-    expect(await shiftQueueClock(client, PREFIX, name, delta)).toBe(2 + 1 + 1 + 1 + 1 + 5 + 1 + 2 + 1);
+    expect(await shiftQueueClock(client, PREFIX, name, delta)).toBe(2 + 1 + 1 + 1 + 1 + 6 + 1 + 2 + 1);
     const after = await snapshot();
     const back = (v: string) => String(Number(v) - delta);
     const [te, ce, ...rest] = before.tokens.a!.split('|');
@@ -762,6 +778,7 @@ describe('model-based differential walk (R5): MemoryStore and RedisStore against
       mv: back(before.meta.mv!),
       kt: back(before.meta.kt!),
       ows: back(before.meta.ows!),
+      pz: back(before.meta.pz!),
     });
     expect(after.entries).toEqual([back(before.entries[0]!), before.entries[1]]);
     expect(after.seen).toEqual({ c: back(before.seen.c!) });

@@ -10,7 +10,17 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EVALUATE_EVERY_MS, nextRate, ORDER_WINDOW_MS } from '../../src/admission-control.js';
-import { defaultBurst, MAX_BURST, MAX_STEP_GAP_MS, nextPace, PACE_MEMORY_MS, PICKUP_GRACE_MS, presenceHead, stepOffered } from '../../src/rates.js';
+import {
+  defaultBurst,
+  MAX_BURST,
+  MAX_STEP_GAP_MS,
+  MIN_PACE_EVIDENCE,
+  nextPace,
+  PACE_MEMORY_MS,
+  PICKUP_GRACE_MS,
+  presenceHead,
+  stepOffered,
+} from '../../src/rates.js';
 
 const includesDir = join(import.meta.dirname, '..', '..', 'lua', 'includes');
 const include = (name: string): string => readFileSync(join(includesDir, `${name}.lua`), 'utf8');
@@ -279,6 +289,7 @@ describe('the constants both stores read', () => {
     ['tokenRecord', 'PICKUP_GRACE_MS', PICKUP_GRACE_MS],
     ['pace', 'PACE_MEMORY_MS', PACE_MEMORY_MS],
     ['pace', 'MAX_STEP_GAP_MS', MAX_STEP_GAP_MS],
+    ['pace', 'MIN_PACE_EVIDENCE', MIN_PACE_EVIDENCE],
     ['ratesInForce', 'MAX_BURST', MAX_BURST],
   ] as const)('%s.lua %s equals the TypeScript one', (file, name, value) => {
     expect(luaConstant(file, name)).toBe(value);

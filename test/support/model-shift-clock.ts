@@ -3,14 +3,15 @@
 // server clock jumped forward by Δ. Production scripts stay free of test clocks.
 //
 // What is a timestamp (see lua/includes/tokenRecord.lua, lua/popAndIssue-5.lua):
-// - tokens   hash member -> "tokenExpMs|claimExpMs|claimId|token": both times, when non-zero;
+// - tokens   hash member -> "tokenExpMs|claimExpMs|claimId|token[|pickupByMs][|failedAtMs]": the times, when non-zero;
 // - active   zset member -> token deadline (ms);
 // - leases   zset member -> claim lease expiry (ms);
 // - consumed zset claim id -> forget-after (ms);
 // - admits   zset admit id -> forget-after (ms);
 // - meta     hash fields bts (bucket refill time), ws (window start), wf (first admission),
 //            wl (last recorded admission), mv (line last moved), co (scheduled opening),
-//            kt (last entry checkpoint), ows (order window start), ae (adaptive rate evaluated);
+//            kt (last entry checkpoint), ows (order window start), ae (adaptive rate evaluated),
+//            pz (the pace's last admission step);
 // - seen     hash member -> last sign of life (ms);
 // - entries  zset: each member is a time (ms), its score an entry score.
 // Not timestamps: waiting (scored by entry sequence), meta gen / seq / bt / wc / wp and
@@ -33,13 +34,14 @@ local changed = 0
 
 local records = redis.call('HGETALL', KEYS[1])
 for i = 1, #records, 2 do
-  local tokenExp, claimExp, rest, pickupBy = string.match(records[i + 1], '^(%d+)|(%d+)|([^|]*|[^|]+)|?(%d*)$')
+  local tokenExp, claimExp, rest, pickupBy, failedAt = string.match(records[i + 1], '^(%d+)|(%d+)|([^|]*|[^|]+)|?(%d*)|?(%d*)$')
   if not tokenExp then return redis.error_reply('ERR shift-clock: unexpected token record') end
   tokenExp, claimExp = tonumber(tokenExp), tonumber(claimExp)
   if tokenExp ~= 0 then tokenExp = tokenExp - d; changed = changed + 1 end
   if claimExp ~= 0 then claimExp = claimExp - d; changed = changed + 1 end
   local suffix = ''
   if pickupBy ~= '' then suffix = '|' .. int(tonumber(pickupBy) - d); changed = changed + 1 end
+  if failedAt ~= '' then suffix = suffix .. (pickupBy ~= '' and '|' or '||') .. int(tonumber(failedAt) - d); changed = changed + 1 end
   redis.call('HSET', KEYS[1], records[i], int(tokenExp) .. '|' .. int(claimExp) .. '|' .. rest .. suffix)
 end
 
@@ -64,7 +66,7 @@ for i = 1, #points, 2 do
   changed = changed + 1
 end
 
-for _, field in ipairs({ 'bts', 'ws', 'wf', 'wl', 'mv', 'co', 'kt', 'ows', 'ae' }) do
+for _, field in ipairs({ 'bts', 'ws', 'wf', 'wl', 'mv', 'co', 'kt', 'ows', 'ae', 'pz' }) do
   local v = tonumber(redis.call('HGET', KEYS[5], field))
   if v then
     redis.call('HSET', KEYS[5], field, int(v - d))
