@@ -17,6 +17,8 @@ export const TIMEOUT_MS = 1000;
 /** Where a command goes. */
 export interface Target {
   url: URL;
+  /** The database number of the URL's path (0 without one). */
+  db: number;
   cluster: boolean;
   name: string;
   prefix: string | undefined;
@@ -56,7 +58,12 @@ export function resolveTarget(values: Values, env: NodeJS.ProcessEnv, command: s
     throw new UsageError('--redis: not a URL (redis://host:port or rediss://host:port)', command);
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new UsageError(`--redis: ${url.protocol}// is not redis:// or rediss://`, command);
-  return { url, cluster: values.cluster === true, name, prefix: typeof prefix === 'string' ? prefix : undefined };
+  // The database, as Redis numbers them: the URL's path (/3), 0 without one.
+  const path = url.pathname.replace(/^\/+/, '');
+  if (path !== '' && !/^\d{1,5}$/.test(path)) throw new UsageError(`--redis: the database '${path}' is not a number (redis://host:port/3)`, command);
+  const db = path === '' ? 0 : Number(path);
+  if (db !== 0 && values.cluster === true) throw new UsageError(`--redis: a Redis Cluster has only database 0, not ${db}`, command);
+  return { url, db, cluster: values.cluster === true, name, prefix: typeof prefix === 'string' ? prefix : undefined };
 }
 
 /** The URL without credentials, for messages. */
@@ -94,7 +101,11 @@ export async function connect(target: Target, { reconnect = false } = {}): Promi
     cluster.on('node error', (error: Error) => (nodeError = error));
     client = cluster;
   } else {
-    client = new ioredis.Redis(url.href, {
+    // The database is selected below, where a refusal is seen: ioredis's own SELECT on
+    // connect fails silently and leaves the connection on database 0.
+    const withoutDb = new URL(url.href);
+    withoutDb.pathname = '';
+    client = new ioredis.Redis(withoutDb.href, {
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
@@ -113,6 +124,16 @@ export async function connect(target: Target, { reconnect = false } = {}): Promi
     if (error instanceof CommandFailure) throw error;
     const cause = nodeError ?? lastError ?? error;
     throw new CommandFailure(`cannot connect to ${where}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+  if (target.db !== 0 && client instanceof ioredis.Redis) {
+    try {
+      // Also re-selected by ioredis after a reconnection (watch): it remembers a successful SELECT.
+      await withDeadline(client.select(target.db), TIMEOUT_MS, () => new CommandFailure(`no answer from ${where} within ${TIMEOUT_MS} ms`));
+    } catch (error) {
+      client.disconnect();
+      if (error instanceof CommandFailure) throw error;
+      throw new UsageError(`--redis: the database ${target.db} cannot be selected on ${where}: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
   connected = true;
 

@@ -299,3 +299,29 @@ describe('against Redis', { timeout: 20_000 }, () => {
     expect(stderr).toBe('');
   });
 });
+
+describe('the database number of --redis', { timeout: 30_000 }, () => {
+  it('writes to the database the URL names (/3), not db 0', async () => {
+    const name = uniqueName('db');
+    const run = await cli(['pause', '--queue', name, '--redis', `${server.url}/3`]);
+    expect(run.code, run.stderr).toBe(0);
+    const db3 = new Redis(`${server.url}/3`, { maxRetriesPerRequest: 1 });
+    try {
+      expect(await db3.hget(`{waitgate:${name}}:meta`, 'cm')).toBe('paused');
+      expect(await client.exists(`{waitgate:${name}}:meta`)).toBe(0); // db 0 untouched
+    } finally {
+      db3.disconnect();
+    }
+  });
+
+  it('refuses a database that is not a number, or that the server has not, with one line and exit 2, writing nothing', async () => {
+    const name = uniqueName('db');
+    for (const path of ['/abc', '/-1', '/99']) {
+      const run = await cli(['pause', '--queue', name, '--redis', `${server.url}${path}`]);
+      expect(run.code, `${path}: ${run.stderr}`).toBe(2);
+      expect(run.stderr.trim().split('\n'), path).toHaveLength(1);
+      expect(run.stderr).toMatch(/database/);
+    }
+    expect(await client.exists(`{waitgate:${name}}:meta`)).toBe(0);
+  });
+});
