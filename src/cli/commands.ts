@@ -108,11 +108,14 @@ export async function runChange(name: CommandName, values: Values, io: Io): Prom
         );
       }
     }
-    // A queue nobody has used yet may be a typo in --queue or --prefix: say so, and go on
-    // (scheduling a sale before anyone enters is a real use).
+    // A queue nobody has used yet may be a typo in --queue or --prefix: refused, nothing
+    // written, unless --create says it is meant (setting up a sale before anyone enters).
     const [before, stats] = await Promise.all([c.storedControls(), c.queue.stats()]);
-    if (before.version === 0 && stats.totals.entered === 0 && stats.waiting === 0 && stats.active === 0) {
-      io.stderr.write(`waitgate: note: queue '${c.name}' (prefix '${c.prefix}') has no state yet: check --queue and --prefix if you meant a running one\n`);
+    if (before.version === 0 && stats.totals.entered === 0 && stats.waiting === 0 && stats.active === 0 && values.create !== true) {
+      throw new UsageError(
+        `queue '${c.name}' (prefix '${c.prefix}') has no state: check --queue and --prefix, or pass --create to set up a queue nobody has used yet`,
+        name,
+      );
     }
     await c.queue.setControls(patch);
     const stored = await c.storedControls();

@@ -37,6 +37,15 @@ export const GLOBAL_FLAGS: Flags = {
   help: { type: 'boolean', short: 'h', description: 'show help (also: waitgate <command> --help)' },
 };
 
+/** Every command that writes the controls takes it. */
+const CREATE_FLAG: Flags = {
+  create: {
+    type: 'boolean',
+    description:
+      'write to a queue that has no state yet (set up before anyone entered); without it such a write is refused, as --queue or --prefix may be a typo',
+  },
+};
+
 const MESSAGE_FLAGS: Flags = {
   message: { type: 'string', value: 'text', description: 'a message for waiting members (up to 280 characters)' },
   'no-message': { type: 'boolean', description: 'remove the message' },
@@ -47,7 +56,7 @@ const modeCommand = (name: CommandName, summary: string, details: string[], exam
   summary,
   usage: '--queue <name> [--message <text> | --no-message]',
   details: [...details, 'Writes the mode (and the message when one of the message flags is given), nothing else, then prints the controls in force.'],
-  flags: MESSAGE_FLAGS,
+  flags: { ...MESSAGE_FLAGS, ...CREATE_FLAG },
   args: { min: 0, max: 0 },
   examples,
 });
@@ -119,6 +128,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       burst: { type: 'string', value: 'n', description: 'the most one admission step can admit (1-10000)' },
       'max-active': { type: 'string', value: 'n|none', description: 'the most members holding a token at once; none: no cap' },
       ...MESSAGE_FLAGS,
+      ...CREATE_FLAG,
     },
     args: { min: 0, max: 0 },
     examples: ['waitgate set --queue orders --rate 20 --max-active 400', 'waitgate set --queue orders --max-active none'],
@@ -138,6 +148,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'no-shuffle': { type: 'boolean', description: 'no draw: the pre-queue opens in entry order' },
       cancel: { type: 'boolean', description: 'remove the schedule: open now' },
       ...MESSAGE_FLAGS,
+      ...CREATE_FLAG,
     },
     args: { min: 0, max: 0 },
     examples: [

@@ -134,10 +134,13 @@ describe('against Redis', { timeout: 20_000 }, () => {
     const queue = appQueue();
     const store = new RedisStore({ client });
 
-    const pause = await cli(['pause', '--queue', queue.name, '--message', 'Back in five minutes']);
+    // Nobody had used this queue yet (a typo in --queue?): refused, nothing written, unless --create.
+    const refused = await cli(['pause', '--queue', queue.name, '--message', 'Back in five minutes']);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(/^waitgate: queue '.+' \(prefix 'waitgate'\) has no state: check --queue and --prefix, or pass --create/);
+    expect(await client.exists(`{waitgate:${queue.name}}:meta`)).toBe(0);
+    const pause = await cli(['pause', '--queue', queue.name, '--message', 'Back in five minutes', '--create']);
     expect(pause.code, pause.stderr).toBe(0);
-    // Nobody had used this queue yet: the command says so (a typo in --queue?) and goes on.
-    expect(pause.stderr).toMatch(/^waitgate: note: queue '.+' \(prefix 'waitgate'\) has no state yet/);
     expect(await queue.controls()).toMatchObject({ mode: 'paused', message: 'Back in five minutes', admitRatePerSecond: 7 });
 
     const set = await cli(['set', '--queue', queue.name, '--rate', '20', '--json']);
@@ -303,7 +306,7 @@ describe('against Redis', { timeout: 20_000 }, () => {
 describe('the database number of --redis', { timeout: 30_000 }, () => {
   it('writes to the database the URL names (/3), not db 0', async () => {
     const name = uniqueName('db');
-    const run = await cli(['pause', '--queue', name, '--redis', `${server.url}/3`]);
+    const run = await cli(['pause', '--queue', name, '--redis', `${server.url}/3`, '--create']);
     expect(run.code, run.stderr).toBe(0);
     const db3 = new Redis(`${server.url}/3`, { maxRetriesPerRequest: 1 });
     try {
@@ -317,7 +320,7 @@ describe('the database number of --redis', { timeout: 30_000 }, () => {
   it('refuses a database that is not a number, or that the server has not, with one line and exit 2, writing nothing', async () => {
     const name = uniqueName('db');
     for (const path of ['/abc', '/-1', '/99']) {
-      const run = await cli(['pause', '--queue', name, '--redis', `${server.url}${path}`]);
+      const run = await cli(['pause', '--queue', name, '--redis', `${server.url}${path}`, '--create']);
       expect(run.code, `${path}: ${run.stderr}`).toBe(2);
       expect(run.stderr.trim().split('\n'), path).toHaveLength(1);
       expect(run.stderr).toMatch(/database/);
