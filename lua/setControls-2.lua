@@ -64,7 +64,9 @@ local pendingAfter = opensAt ~= nil and now < opensAt
 local shuffleBefore, shuffleAfter = current.cs == '1', nextValues.cs == '1'
 local touchesSchedule = false
 for i = 4, #ARGV, 2 do
-  if ARGV[i] == 'cs' or ARGV[i] == 'co' then touchesSchedule = true end
+  -- Removing the opening (co '') only opens the queue: it starts no draw, even with
+  -- shuffle still on after an opening that has passed (schedule --cancel).
+  if ARGV[i] == 'cs' or (ARGV[i] == 'co' and ARGV[i + 1] ~= '') then touchesSchedule = true end
 end
 -- A draw starts when the patch sets a shuffled schedule that was not already pending
 -- (moving a pending draw's opening, even to now, keeps it).

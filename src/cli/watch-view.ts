@@ -3,6 +3,7 @@
 
 import type { StatusJson } from './commands.js';
 import { activeLine, dec, instant, int, totalsLine, waitLine } from './format.js';
+import { cutToWidth } from './text-width.js';
 
 const BARS = '▁▂▃▄▅▆▇█';
 
@@ -36,7 +37,8 @@ const MODE_COLOR: Record<string, string> = { open: '32', paused: '33', closed: '
 
 /** The lines of one terminal frame, each cut to the terminal's width (so none wraps and the redraw stays in place). */
 export function frame(state: WatchState, style: FrameStyle): string[] {
-  const cut = (text: string) => (text.length >= style.columns ? `${text.slice(0, Math.max(0, style.columns - 2))}…` : text);
+  // One column spare: a line that fills the last column makes some terminals wrap early.
+  const cut = (text: string) => cutToWidth(text, Math.max(1, style.columns - 1));
   const row = (label: string, value: string) => cut(`${label.padEnd(12)}${value}`);
   const s = state.status;
   if (!s) return [cut('waitgate watch: connecting…'), ...(state.error ? [paint(style.color, '31', cut(`error       ${state.error}`))] : [])];

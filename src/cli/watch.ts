@@ -6,28 +6,11 @@ import type { Values } from './args.js';
 import { readStatus, withQueue, type StatusJson } from './commands.js';
 import { oneLine } from './errors.js';
 import { print, type Io } from './io.js';
+import { Screen } from './screen.js';
 import { frame, logLine, type WatchState } from './watch-view.js';
 
 const INTERVAL_MS = 1000;
 const HISTORY_SECONDS = 60;
-
-/** A terminal that redraws in place: the cursor goes back up over the last frame. */
-class Screen {
-  readonly #out: Io['stdout'];
-  #lines = 0;
-  constructor(out: Io['stdout']) {
-    this.#out = out;
-    out.write('\x1b[?25l'); // hide the cursor while drawing
-  }
-  draw(lines: string[]): void {
-    const up = this.#lines > 0 ? `\x1b[${this.#lines}A\r` : '';
-    this.#out.write(`${up}${lines.map((line) => `${line}\x1b[K\n`).join('')}\x1b[J`);
-    this.#lines = lines.length;
-  }
-  close(): void {
-    this.#out.write('\x1b[?25h');
-  }
-}
 
 /** Admissions in the second(s) since the previous reading, from the store's totals and clock. */
 function admittedSince(previous: StatusJson | null, current: StatusJson): number | null {

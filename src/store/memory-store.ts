@@ -553,7 +553,7 @@ export class MemoryStore implements Store {
     // What only the store can judge (mirrors lua/setControls-2.lua).
     const pendingBefore = beforeOpening(current, now);
     const pendingAfter = beforeOpening(next, now);
-    const startsDraw = (p.shuffle !== undefined || p.opensAt !== undefined) && next.shuffle === true && !(pendingBefore && current.shuffle === true);
+    const startsDraw = (p.shuffle !== undefined || (p.opensAt !== undefined && p.opensAt !== null)) && next.shuffle === true && !(pendingBefore && current.shuffle === true);
     if (startsDraw && !pendingAfter) {
       if (next.opensAt !== undefined) throw new WaitgateConfigError('opensAt', 'is in the past: a shuffled pre-queue needs an opening in the future');
       throw new WaitgateConfigError('shuffle', 'needs opensAt in the future (the pre-queue is drawn at opensAt)');

@@ -301,6 +301,23 @@ describe('against Redis', { timeout: 20_000 }, () => {
     expect(stdout).not.toContain('\x1b['); // no redraw codes on a pipe
     expect(stderr).toBe('');
   });
+  it('watch exits 0 on Ctrl-C (SIGINT to its process group, as a terminal sends it)', async () => {
+    const queue = appQueue();
+    await queue.enter('a');
+    const child = spawn(process.execPath, [CLI, 'watch', '--queue', queue.name], {
+      env: { ...process.env, REDIS_URL: server.url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group, like a terminal's foreground job
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    process.kill(-child.pid!, 'SIGINT');
+    expect(await exited, stderr).toEqual({ code: 0, signal: null });
+  });
 });
 
 describe('the database number of --redis', { timeout: 30_000 }, () => {

@@ -166,6 +166,17 @@ export function describeTruthContract(label: string, harness: StoreHarness): voi
       expect(cancelled.drawSeed).toBe((await queue.controls()).drawSeed ?? cancelled.drawSeed);
     });
 
+    it('a shuffled schedule whose opening has passed can be removed (schedule --cancel): no new draw, the commitment stays', async () => {
+      const { queue, elapse } = await setup();
+      const first = await queue.setControls({ opensAt: Date.now() + 1000, shuffle: true });
+      await enterAll(queue, ids('drawn', 3));
+      await elapse(1500);
+      const removed = await queue.setControls({ opensAt: null });
+      expect(removed.opensAt).toBeNull();
+      expect(removed.drawCommitment).toBe(first.drawCommitment);
+      expect(removed.version).toBe(first.version + 1);
+    });
+
     it('a new draw after an empty pre-queue gets a new seed', async () => {
       const { queue } = await setup();
       const first = await queue.setControls({ opensAt: Date.now() + 120_000, shuffle: true });
