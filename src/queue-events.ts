@@ -70,6 +70,11 @@ export class QueueEvents {
     this.#emitter.emit(event, ...args);
   }
 
+  /** Whether anyone listens: a hot path builds an event's payload only then. */
+  heard(event: keyof WaitingQueueEvents): boolean {
+    return this.#emitter.listenerCount(event) > 0;
+  }
+
   on<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): void {
     this.#emitter.on(event, listener as (...args: unknown[]) => void);
   }

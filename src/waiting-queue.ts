@@ -103,7 +103,7 @@ export class WaitingQueue {
     if (snapshot.needsToken) snapshot = await this.#enter(id, true, hintedHead);
     if (snapshot.joined) {
       this.#presence?.forget(id); // a new place: its next poll near the head is a sign of life at once
-      this.#events.emit('entered', { memberId: id, status: snapshot.status === 'READY' ? 'READY' : 'WAITING' });
+      if (this.#events.heard('entered')) this.#events.emit('entered', { memberId: id, status: snapshot.status === 'READY' ? 'READY' : 'WAITING' });
     }
     // The store recorded a sign of life below the head this instance hinted; the head of
     // the controls read with the answer decides: a member between the two is noted now.
@@ -125,7 +125,7 @@ export class WaitingQueue {
   }
 
   /** One enter call, with a fresh token for passthrough when `withToken`. */
-  async #enter(id: string, withToken: boolean, presenceHead: number | undefined): Promise<MemberSnapshot> {
+  #enter(id: string, withToken: boolean, presenceHead: number | undefined): Promise<MemberSnapshot> {
     const notAfter = performance.now() + this.#config.operationTimeoutMs;
     const options = withToken ? { notAfter, presenceHead, token: newEntryToken(), tokenTtlMs: this.#config.entryTokenTtlMs } : { notAfter, presenceHead };
     return this.#calls.call('enter', (s) => s.enter(this.name, id, options));
