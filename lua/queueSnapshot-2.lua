@@ -28,7 +28,7 @@
   band are probed too: from rank 768, every max(16, floor(r * r / 50000)) ranks up to
   rank 50,000 (68 ranks in all, 768, 784, ..., 47193), so that from rank 1,000 the
   segment around a rank r is at most (r / 224)^2 long and the estimate stays within
-  about 1% (src/store/memory-store.ts DENSE_RANKS is the same list).
+  about 1% (src/store/memory/snapshots.ts DENSE_RANKS is the same list).
   Rank 0 and totalWaiting - 1 are the head and the last member already read; each
   other probe is one ZRANGE key r r WITHSCORES, O(log N): 11 at 100,000 waiting,
   14 at 1,000,000, plus 2 ZCOUNT and up to 4 ZRANGE around a pre-queue and up to 68

@@ -1,0 +1,79 @@
+// Runtime controls (mirrors lua/setControls-2.lua and lua/controls-1.lua): a patch
+// applied with what only the store can judge (the pre-queue, a committed draw).
+
+import { WaitgateConfigError } from '../../errors.js';
+import type { ControlsRequest, StoredControls } from '../store.js';
+import { beforeOpening, type Controls, type QueueState } from './state.js';
+
+/** lua/includes/controls.lua DRAW_RANGE: 2^40. */
+const DRAW_RANGE = 2 ** 40;
+
+export function setControls(q: QueueState, now: number, request: ControlsRequest): { version: number } {
+  const current = q.controls;
+  const p = request.patch;
+  const next: Controls = { ...current };
+  if (p.mode !== undefined) next.mode = p.mode;
+  if (p.message !== undefined) next.message = p.message ?? undefined;
+  if (p.admitRatePerSecond !== undefined) next.rate = p.admitRatePerSecond ?? undefined;
+  if (p.admitBurst !== undefined) next.burst = p.admitBurst;
+  if (p.maxActive !== undefined) next.maxActive = p.maxActive;
+  if (p.opensAt !== undefined) next.opensAt = p.opensAt ?? undefined;
+  if (p.shuffle !== undefined) next.shuffle = p.shuffle;
+
+  // A patch that changes nothing is answered as applied (a re-sent call), writing nothing.
+  const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle'] as const;
+  if (fields.every((f) => next[f] === current[f])) return { version: current.version };
+  // What only the store can judge (mirrors lua/setControls-2.lua).
+  const pendingBefore = beforeOpening(current, now);
+  const pendingAfter = beforeOpening(next, now);
+  // Removing the opening only opens the queue: no new draw (schedule --cancel after it passed).
+  const startsDraw = (p.shuffle !== undefined || (p.opensAt !== undefined && p.opensAt !== null)) && next.shuffle === true && !(pendingBefore && current.shuffle === true);
+  if (startsDraw && !pendingAfter) {
+    if (next.opensAt !== undefined) throw new WaitgateConfigError('opensAt', 'is in the past: a shuffled pre-queue needs an opening in the future');
+    throw new WaitgateConfigError('shuffle', 'needs opensAt in the future (the pre-queue is drawn at opensAt)');
+  }
+  if (pendingBefore && (current.shuffle === true) !== (next.shuffle === true) && current.preQueueFrom !== undefined && current.scoreBase !== undefined) {
+    const preQueued = q.waiting.countBelow(current.scoreBase) - q.waiting.countBelow(current.preQueueFrom);
+    if (preQueued > 0) throw new WaitgateConfigError('shuffle', `cannot change once the pre-queue has members (${preQueued} waiting for the opening)`);
+  }
+  // A committed draw is final: while members drawn with its seed wait, a new draw keeps it.
+  const drawnWaiting =
+    current.seed !== undefined && current.preQueueFrom !== undefined && current.scoreBase !== undefined
+      ? q.waiting.countBelow(current.scoreBase) - q.waiting.countBelow(current.preQueueFrom)
+      : 0;
+  if (pendingAfter && !pendingBefore) {
+    next.preQueueFrom = (current.scoreBase ?? 0) + q.seq + 1;
+    next.scoreBase = next.preQueueFrom + DRAW_RANGE;
+  }
+  if (startsDraw && drawnWaiting > 0) {
+    next.seed = current.seed;
+    next.commitment = current.commitment;
+  } else if (startsDraw) {
+    next.seed = request.seed;
+    next.commitment = request.commitment;
+  } else if (next.shuffle !== true && pendingBefore && current.shuffle === true) {
+    next.seed = undefined;
+    next.commitment = undefined;
+  }
+  next.version = current.version + 1;
+  q.controls = next;
+  return { version: next.version };
+}
+
+export function storedControls(q: QueueState, now: number): StoredControls {
+  const c = q.controls;
+  return {
+    now,
+    mode: c.mode ?? null,
+    message: c.message ?? null,
+    admitRatePerSecond: c.rate ?? null,
+    admitBurst: c.burst ?? null,
+    maxActive: c.maxActive,
+    opensAt: c.opensAt ?? null,
+    shuffle: c.shuffle === true,
+    drawSeed: c.seed ?? null,
+    drawCommitment: c.commitment ?? null,
+    version: c.version,
+    adaptiveRate: q.adaptive?.rate ?? null,
+  };
+}

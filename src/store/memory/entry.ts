@@ -1,0 +1,64 @@
+// Entering the line and reading one member's place (mirrors lua/enterIfAbsent-7.lua
+// and lua/position-3.lua).
+
+import { drawScore } from '../../controls.js';
+import { QueueClosedError } from '../../errors.js';
+import { recordWaits } from '../../queue-figures.js';
+import type { EnterOptions, MemberSnapshot } from '../store.js';
+import { beforeOpening, controlsView, deadlineOf, type QueueState } from './state.js';
+
+/** `options.notAfter` is not needed here: an in-process call cannot arrive late. */
+export function enter(q: QueueState, memberId: string, now: number, options: EnterOptions): MemberSnapshot {
+  const record = q.tokens.get(memberId);
+  if (record && deadlineOf(record) <= now) {
+    q.tokens.delete(memberId);
+    q.totals.expired++;
+  }
+  const held = q.tokens.get(memberId);
+  if (held) held.pickupBy = 0; // answering READY: the token is picked up
+  if (held || q.waiting.has(memberId)) return present(q, memberId, now, options.presenceHead);
+  const c = q.controls;
+  if (c.mode === 'closed') throw new QueueClosedError(c.message ?? null);
+  // Passthrough lets a new member through, except before a scheduled opening (then it pre-queues).
+  if (c.mode === 'passthrough' && !beforeOpening(c, now)) {
+    if (options.token === undefined || options.tokenTtlMs === undefined) return { ...memberSnapshot(q, memberId, now), needsToken: true };
+    q.tokens.set(memberId, { token: options.token, tokenExp: now + options.tokenTtlMs, claimId: null, claimExp: 0, pickupBy: 0 });
+    q.totals.entered++;
+    q.totals.admitted++;
+    recordWaits(q.waitSlots, now, [0]);
+    return { ...memberSnapshot(q, memberId, now), joined: true };
+  }
+  const seq = ++q.seq;
+  const preQueue = beforeOpening(c, now) && c.preQueueFrom !== undefined;
+  const score = preQueue ? c.preQueueFrom! + (c.shuffle && c.seed !== undefined ? drawScore(c.seed, memberId) : seq) : (c.scoreBase ?? 0) + seq;
+  q.waiting.insert(memberId, score);
+  q.totals.entered++;
+  // A pre-queue place waits from the opening; any other from its entry checkpoint.
+  if (!preQueue) q.entries.note(score, now);
+  return { ...present(q, memberId, now, options.presenceHead), joined: true };
+}
+
+/** The member's snapshot after an enter; a waiting member near the head (rank below `presenceHead`) is seen now. */
+function present(q: QueueState, memberId: string, now: number, presenceHead: number | undefined): MemberSnapshot {
+  const snapshot = memberSnapshot(q, memberId, now);
+  if (snapshot.rank !== null && presenceHead !== undefined && snapshot.rank < presenceHead) q.seen.set(memberId, now);
+  return snapshot;
+}
+
+/** One member's place: READY with its token, WAITING at a rank, or NOT_ENTERED. */
+export function memberSnapshot(q: QueueState, memberId: string, now: number): MemberSnapshot {
+  const record = q.tokens.get(memberId);
+  const ready = record !== undefined && deadlineOf(record) > now;
+  const rank = ready ? null : q.waiting.rank(memberId);
+  return {
+    status: ready ? 'READY' : rank !== null ? 'WAITING' : 'NOT_ENTERED',
+    rank,
+    totalWaiting: q.waiting.size,
+    entryToken: ready ? record.token : null,
+    entryTokenExpiresAt: ready ? record.tokenExp : null,
+    window: q.window,
+    now,
+    score: rank === null ? null : q.waiting.seqOf(memberId),
+    controls: controlsView(q.controls, q.adaptive?.rate),
+  };
+}
