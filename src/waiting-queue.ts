@@ -3,7 +3,7 @@
 import { parseAdmitterOptions, startReportingTimer, type Admitter, type AdmitterOptions } from './admitter.js';
 import { AdmissionSteps, admitRequest, type StepResult } from './admission-steps.js';
 import { controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
-import { EntryTokenError, WaitgateConfigError } from './errors.js';
+import { WaitgateConfigError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache, watchHeadMovesOf } from './position-cache.js';
@@ -11,11 +11,13 @@ import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
 import { Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { queueStats } from './queue-figures.js';
-import { hasTokenShape, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
+import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
 import { presenceHeadOf } from './rates.js';
 import type { ControlsView, MemberSnapshot, Store } from './store/store.js';
+import type { EntryPassKeys } from './pass/verify.js';
 import type { Admission, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
 import { QueueEvents, REPORT_ERROR, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
+import { signedAdmissions, signedPosition, storeTokenOf } from './signing/pass-signer.js';
 import { STORE_CALL_CHANNEL, StoreCalls, type StoreCallMessage as StoreCallMessageOf } from './store-calls.js';
 
 export { REPORT_ERROR, STORE_CALL_CHANNEL };
@@ -84,8 +86,8 @@ export class WaitingQueue {
   }
 
   /** The options in force, defaults applied (times in milliseconds). */
-  get config(): Readonly<Omit<QueueConfig, 'store'>> {
-    const { store: _store, ...config } = this.#config;
+  get config(): Readonly<Omit<QueueConfig, 'store' | 'signer'>> {
+    const { store: _store, signer: _signer, ...config } = this.#config;
     return config;
   }
 
@@ -121,7 +123,7 @@ export class WaitingQueue {
     // No invalidation of the snapshot: a new member is behind everyone it shows, and the
     // snapshot's refresh limit must hold under the arrival surge (it is at most refreshMs old).
     this.#cache?.remember(id, snapshot);
-    return this.#position(snapshot);
+    return signedPosition(this.#config.signer, this.#position(snapshot), id);
   }
 
   /** One enter call, with a fresh token for passthrough when `withToken`. */
@@ -174,10 +176,10 @@ export class WaitingQueue {
   async position(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
     const estimated = await this.#cache?.estimate(id);
-    if (estimated) return this.#position(estimated, id);
+    if (estimated) return signedPosition(this.#config.signer, this.#position(estimated, id), id);
     const snapshot = await this.#calls.call('position', (s) => s.position(this.name, id));
     this.#cache?.remember(id, snapshot);
-    return this.#position(snapshot, id);
+    return signedPosition(this.#config.signer, this.#position(snapshot, id), id);
   }
 
   /** The member's status alone. */
@@ -207,7 +209,7 @@ export class WaitingQueue {
     // This instance's latest signs of life first: nobody it just answered is dropped.
     await this.#presence?.flush();
     const admitted = await this.#steps.admit();
-    const admissions = admitted.map((a) => ({ memberId: a.memberId, entryToken: a.entryToken, expiresAt: a.expiresAt }));
+    const admissions = await signedAdmissions(this.#config.signer, admitted);
     if (admissions.length > 0) {
       for (const a of admissions) this.#cache?.forget(a.memberId);
       this.#events.emit(
@@ -255,23 +257,19 @@ export class WaitingQueue {
   /**
    * Claims the member's token for one request (READY -> CLAIMED under a lease of
    * `claimTtlSeconds`). Call `consume` after the order committed, `release` after it rolled back.
+   * With `signing`, the token is a signed pass: one that does not verify is refused before any store call.
    * @throws {@link EntryTokenError} `MISSING` (empty), `INVALID` (not this member's
    *   live token), `IN_USE` (claimed by another live lease); {@link InvalidMemberIdError};
    *   {@link StoreUnavailableError} (retrying is safe).
    */
   async claim(memberId: MemberId, token: string | null | undefined): Promise<Claim> {
     const id = normalizeMemberId(memberId);
-    if (token === undefined || token === null || token === '') throw new EntryTokenError('MISSING');
-    if (typeof token !== 'string' || !hasTokenShape(token)) throw new EntryTokenError('INVALID');
+    const tokenInStore = await storeTokenOf(this.#config.signer, id, token); // MISSING, INVALID: no store call
     const claimId = newClaimId();
-    const result = await this.#calls.call('claim', (s) => s.claim(this.name, { memberId: id, token, claimId, leaseMs: this.#config.claimTtlMs }));
-    if (result.status === 'IN_USE') {
-      const { leaseExpiresAt, now } = result;
-      const retryAfterSeconds = leaseExpiresAt !== undefined && now !== undefined ? Math.max(1, Math.ceil((leaseExpiresAt - now) / 1000)) : null;
-      throw new EntryTokenError('IN_USE', { retryAfterSeconds });
-    }
-    if (result.status !== 'CLAIMED') throw new EntryTokenError(result.status);
-    const tokenId = tokenIdOf(token);
+    const request = { memberId: id, token: tokenInStore, claimId, leaseMs: this.#config.claimTtlMs };
+    const result = await this.#calls.call('claim', (s) => s.claim(this.name, request));
+    if (result.status !== 'CLAIMED') throw claimRefusal(result);
+    const tokenId = tokenIdOf(tokenInStore);
     this.#events.emit('claimed', { memberId: id, tokenId, expiresAt: result.expiresAt });
     return { memberId: id, claimId, tokenId, expiresAt: result.expiresAt };
   }
@@ -354,6 +352,11 @@ export class WaitingQueue {
     return { memberId: id, ...inspection };
   }
 
+  /** The public JSON Web Key Set that verifies this queue's passes (`waitgate/pass`); no keys without `signing`. */
+  jwks(): EntryPassKeys {
+    return this.#config.signer?.jwks() ?? { keys: [] };
+  }
+
   on<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): this {
     this.#events.on(event, listener);
     return this;
@@ -383,7 +386,6 @@ export class WaitingQueue {
     }
     return buildPosition(snapshot, this.#config, this.#config.pollingIntervals);
   }
-
 
   /**
    * Reports an error of background work (the admitter, an adapter's retried

@@ -55,7 +55,7 @@ export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOpti
     const method = route.method.toLowerCase() as 'post' | 'get' | 'delete';
     router[method](route.path || '/', async (req, res, next) => {
       try {
-        send(res, await runQueueRoute(q, route.action, await memberId(req)));
+        send(res, await runQueueRoute(q, route.action, () => memberId(req)));
       } catch (error) {
         next(error);
       }

@@ -67,7 +67,7 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
     app.route({
       method: route.method,
       url: base + route.path || '/',
-      handler: async (request, reply) => send(reply, await runQueueRoute(q, route.action, await memberId(request))),
+      handler: async (request, reply) => send(reply, await runQueueRoute(q, route.action, () => memberId(request))),
     });
   }
 };

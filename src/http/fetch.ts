@@ -46,7 +46,7 @@ export function queueRoutes<Req extends Request = Request>(
     const path = new URL(request.url).pathname;
     const route = routes.find((r) => r.method === request.method && r.url === path);
     if (!route) return undefined;
-    return toResponse(await runQueueRoute(q, route.action, await memberId(request)));
+    return toResponse(await runQueueRoute(q, route.action, () => memberId(request)));
   };
 }
 

@@ -40,7 +40,7 @@ export function queueRoutes<E extends Env = BlankEnv>(queue: WaitingQueue, optio
   const { memberId } = parseRoutesOptions(options);
   const app = new Hono<E>();
   for (const route of QUEUE_ROUTES) {
-    app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, await memberId(c))));
+    app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, () => memberId(c))));
   }
   return app;
 }

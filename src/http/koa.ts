@@ -63,7 +63,7 @@ export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
   return async (ctx, next) => {
     const route = routes.find((r) => r.method === ctx.method && r.url === ctx.path);
     if (!route) return next();
-    send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, await memberId(ctx)));
+    send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, () => memberId(ctx)));
   };
 }
 
