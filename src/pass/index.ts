@@ -7,4 +7,5 @@ export {
   type EntryPassResult,
   type EntryPassReason,
   type EntryPassKeys,
+  type EntryPassJwk,
 } from './verify.js';

@@ -10,8 +10,22 @@ export const PASS_ISSUER = 'waitgate';
 /** The algorithms a pass may be signed with. */
 export const PASS_ALGORITHMS = ['ES256', 'EdDSA'] as const;
 
+/** A public JSON Web Key of a queue (ES256: `kty` EC, `crv` P-256; EdDSA: `kty` OKP, `crv` Ed25519). */
+export interface EntryPassJwk {
+  kty: string;
+  kid?: string;
+  alg?: string;
+  crv?: string;
+  x?: string;
+  y?: string;
+  use?: string;
+  [parameter: string]: unknown;
+}
+
 /** A public JSON Web Key Set, as `queue.jwks()` returns and `<prefix>/.well-known/jwks.json` serves. */
-export type EntryPassKeys = JSONWebKeySet;
+export interface EntryPassKeys {
+  keys: EntryPassJwk[];
+}
 
 /** Why a pass was refused. */
 export type EntryPassReason = 'MALFORMED' | 'BAD_SIGNATURE' | 'UNKNOWN_KEY' | 'EXPIRED' | 'NOT_YET_VALID' | 'WRONG_QUEUE' | 'WRONG_MEMBER';
@@ -114,7 +128,7 @@ function keySetOf(jwks: EntryPassKeys): ReturnType<typeof createLocalJWKSet> {
   }
   let set = keySets.get(jwks);
   if (!set) {
-    set = createLocalJWKSet(jwks);
+    set = createLocalJWKSet(jwks as JSONWebKeySet);
     keySets.set(jwks, set);
   }
   return set;

@@ -1,0 +1,46 @@
+// waitgate/pass as built (npm run build first): nothing it loads imports `node:` or any
+// package (jose is bundled), so it runs on the Edge, in Deno, Bun and workers; and it works.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { MemoryStore, WaitingQueue } from '../../src/index.js';
+import { signingWith } from '../support/signing-keys.js';
+
+const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
+const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\(\s*)['"]([^'"]+)['"]/g;
+
+/** Every file an entry loads (relative imports, followed), and every other specifier they name. */
+function closure(entry: string): { files: string[]; outside: string[] } {
+  const files = new Set<string>();
+  const outside: string[] = [];
+  const walk = (file: string) => {
+    if (files.has(file)) return;
+    files.add(file);
+    for (const [, specifier] of readFileSync(join(dist, file), 'utf8').matchAll(SPECIFIER)) {
+      if (specifier!.startsWith('./')) walk(specifier!.slice(2));
+      else outside.push(`${file} -> ${specifier}`);
+    }
+  };
+  walk(entry);
+  return { files: [...files], outside };
+}
+
+describe('dist/pass', () => {
+  it.each(['pass.js', 'pass.cjs'])('%s loads no node: module and no package', (entry) => {
+    const { files, outside } = closure(entry);
+    expect(files.length).toBeGreaterThan(1);
+    expect(outside).toEqual([]);
+    for (const file of files) expect(readFileSync(join(dist, file), 'utf8'), file).not.toMatch(/node:/);
+  });
+
+  it('verifies a pass of a queue', async () => {
+    const { verifyEntryPass } = (await import(pathToFileURL(join(dist, 'pass.js')).href)) as typeof import('../../src/pass/index.js');
+    const queue = new WaitingQueue({ store: new MemoryStore(), name: 'drop', signing: signingWith() });
+    await queue.enter('m');
+    const [admission] = await queue.admit();
+    expect(await verifyEntryPass(admission!.entryToken, { keys: queue.jwks(), queue: 'drop', memberId: 'm' })).toMatchObject({ valid: true, memberId: 'm' });
+    expect(await verifyEntryPass(admission!.entryToken, { keys: queue.jwks(), queue: 'other' })).toEqual({ valid: false, reason: 'WRONG_QUEUE' });
+  });
+});
