@@ -3,7 +3,6 @@
 import { parseAdmitterOptions, startReportingTimer, type Admitter, type AdmitterOptions } from './admitter.js';
 import { AdmissionSteps, admitRequest, type StepResult } from './admission-steps.js';
 import { controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
-import { WaitgateConfigError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache, watchHeadMovesOf } from './position-cache.js';
@@ -14,10 +13,10 @@ import { queueStats } from './queue-figures.js';
 import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
 import { presenceHeadOf } from './rates.js';
 import type { ControlsView, MemberSnapshot, Store } from './store/store.js';
-import type { EntryPassKeys } from './pass/verify.js';
 import type { Admission, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
-import { QueueEvents, REPORT_ERROR, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
-import { signedAdmissions, signedPosition, storeTokenOf } from './signing/pass-signer.js';
+import { QueueEvents, REPORT_ERROR, admittedEvent, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
+import { signedAdmissions, signedPosition, storeTokenOf, type EntryPassKeys } from './signing/pass-signer.js';
+import { REVOCATION_RETAIN_MS, storeThat } from './store-capability.js';
 import { STORE_CALL_CHANNEL, StoreCalls, type StoreCallMessage as StoreCallMessageOf } from './store-calls.js';
 
 export { REPORT_ERROR, STORE_CALL_CHANNEL };
@@ -147,9 +146,9 @@ export class WaitingQueue {
    */
   async setControls(patch: ControlsPatch): Promise<QueueControls> {
     const valid = parseControlsPatch(patch);
-    const store = this.#controlsStore();
+    const store = storeThat(this.#store, ['setControls', 'controls'], 'keep runtime controls');
     const { seed, commitment } = newDrawSeed();
-    await this.#calls.call('setControls', () => store.setControls!(this.name, { patch: valid, seed, commitment }));
+    await this.#calls.call('setControls', () => store.setControls(this.name, { patch: valid, seed, commitment }));
     const controls = await this.controls();
     this.#events.emit('controls', controls);
     return controls;
@@ -157,16 +156,9 @@ export class WaitingQueue {
 
   /** The controls in force: those set through `setControls`, and this instance's options for the fields never set. */
   async controls(): Promise<QueueControls> {
-    const store = this.#controlsStore();
-    const stored = await this.#calls.call('controls', () => store.controls!(this.name));
+    const store = storeThat(this.#store, ['setControls', 'controls'], 'keep runtime controls');
+    const stored = await this.#calls.call('controls', () => store.controls(this.name));
     return controlsInForce(stored, this.#config);
-  }
-
-  #controlsStore(): Store {
-    if (typeof this.#store.setControls !== 'function' || typeof this.#store.controls !== 'function') {
-      throw new WaitgateConfigError('store', 'does not keep runtime controls (setControls/controls); RedisStore and MemoryStore do');
-    }
-    return this.#store;
   }
 
   /**
@@ -212,14 +204,7 @@ export class WaitingQueue {
     const admissions = await signedAdmissions(this.#config.signer, admitted);
     if (admissions.length > 0) {
       for (const a of admissions) this.#cache?.forget(a.memberId);
-      this.#events.emit(
-        'admitted',
-        admitted.map(({ memberId, expiresAt, waitedMs }) => ({
-          memberId,
-          expiresAt,
-          waitedSeconds: waitedMs === undefined || waitedMs === null ? null : waitedMs / 1000,
-        })),
-      );
+      this.#events.emit('admitted', admittedEvent(admitted));
     }
     return admissions;
   }
@@ -236,10 +221,7 @@ export class WaitingQueue {
         result.abandoned.map((memberId) => ({ memberId })),
       );
     }
-    return {
-      admittable: result.admittable,
-      admitted: result.admitted.map((a) => ({ ...a, expiresAt: result.expiresAt })),
-    };
+    return { admittable: result.admittable, admitted: result.admitted.map((a) => ({ ...a, expiresAt: result.expiresAt })) };
   }
 
   /**
@@ -347,9 +329,27 @@ export class WaitingQueue {
    */
   async inspect(memberId: MemberId): Promise<MemberInspection> {
     const id = normalizeMemberId(memberId);
-    if (typeof this.#store.inspect !== 'function') throw new WaitgateConfigError('store', 'cannot inspect members (inspect); RedisStore and MemoryStore can');
-    const inspection = await this.#calls.call('inspect', (s) => s.inspect!(this.name, id));
+    const store = storeThat(this.#store, ['inspect'], 'inspect members');
+    const inspection = await this.#calls.call('inspect', () => store.inspect(this.name, id));
     return { memberId: id, ...inspection };
+  }
+
+  /**
+   * Ends the member's signed pass at once: its token is dropped (an order in flight then fails to consume)
+   * and pass guards with `checkRevoked` refuse every pass issued before now. @returns true if it held a live token.
+   */
+  async revoke(memberId: MemberId): Promise<boolean> {
+    const id = normalizeMemberId(memberId);
+    const store = storeThat(this.#store, ['revoke', 'revokedAt'], 'revoke passes');
+    const revoked = await this.#calls.call('revoke', () => store.revoke(this.name, id, { retainMs: REVOCATION_RETAIN_MS }));
+    this.#cache?.forget(id);
+    return revoked;
+  }
+
+  /** When the member's pass was last revoked (epoch ms, store time), or null: one store read. */
+  async revokedAt(memberId: MemberId): Promise<number | null> {
+    const id = normalizeMemberId(memberId);
+    return this.#calls.call('revokedAt', () => storeThat(this.#store, ['revokedAt'], 'revoke passes').revokedAt(this.name, id));
   }
 
   /** The public JSON Web Key Set that verifies this queue's passes (`waitgate/pass`); no keys without `signing`. */

@@ -31,9 +31,7 @@ export interface EntryPassKeys {
 export type EntryPassReason = 'MALFORMED' | 'BAD_SIGNATURE' | 'UNKNOWN_KEY' | 'EXPIRED' | 'NOT_YET_VALID' | 'WRONG_QUEUE' | 'WRONG_MEMBER';
 
 /** The answer of {@link verifyEntryPass}. */
-export type EntryPassResult =
-  | { valid: true; memberId: string; tokenId: string; expiresAt: number }
-  | { valid: false; reason: EntryPassReason };
+export type EntryPassResult = { valid: true; memberId: string; tokenId: string; expiresAt: number } | { valid: false; reason: EntryPassReason };
 
 /** Options of {@link verifyEntryPass}. */
 export interface VerifyEntryPassOptions {

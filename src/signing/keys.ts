@@ -65,7 +65,14 @@ export function loadSigningKeys(option: z.output<typeof signingSchema>): Signing
     } catch {
       throw new WaitgateConfigError(`signing.keys.${i}.privateKey`, KEY_MESSAGE);
     }
-    const alg = key.type !== 'private' ? null : key.asymmetricKeyType === 'ed25519' ? 'EdDSA' : key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? 'ES256' : null;
+    const alg =
+      key.type !== 'private'
+        ? null
+        : key.asymmetricKeyType === 'ed25519'
+          ? 'EdDSA'
+          : key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1'
+            ? 'ES256'
+            : null;
     if (!alg) throw new WaitgateConfigError(`signing.keys.${i}.privateKey`, KEY_MESSAGE);
     const { kty, crv, x, y } = createPublicKey(key).export({ format: 'jwk' }) as { kty: string; crv: string; x: string; y?: string };
     const publicJwk: PublicJwk = { kty, crv, x, ...(y === undefined ? {} : { y }), kid, alg, use: 'sig' };

@@ -4,6 +4,8 @@
 import { SignJWT, importJWK, type CryptoKey } from 'jose';
 import { EntryTokenError } from '../errors.js';
 import { PASS_ISSUER, checkEntryPass, type EntryPassKeys, type EntryPassReason, type PassClaims } from '../pass/verify.js';
+
+export type { EntryPassKeys };
 import type { PublicJwk, SigningKey } from './keys.js';
 import type { Admission, Position } from '../types.js';
 import { hasTokenShape } from '../tokens.js';
@@ -59,7 +61,11 @@ export class PassSigner {
 
   /** The claims of a member's pass, or why it is refused; no store call. */
   check(memberId: string, pass: string, sessionSeconds?: number): Promise<PassClaims | { reason: EntryPassReason }> {
-    return checkEntryPass(pass, { keys: this.#jwks as unknown as EntryPassKeys, queue: this.#queue, memberId, clockToleranceSeconds: QUEUE_CLOCK_TOLERANCE_SECONDS }, sessionSeconds);
+    return checkEntryPass(
+      pass,
+      { keys: this.#jwks as unknown as EntryPassKeys, queue: this.#queue, memberId, clockToleranceSeconds: QUEUE_CLOCK_TOLERANCE_SECONDS },
+      sessionSeconds,
+    );
   }
 
   /**

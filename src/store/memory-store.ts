@@ -29,6 +29,7 @@ import type {
   StoredControls,
 } from './store.js';
 import { WaitingLine } from './waiting-line.js';
+import { Revocations } from './memory/revocations.js';
 import { MIN_PACE_EVIDENCE, PICKUP_GRACE_MS, defaultBurst, nextPace, presenceHead, stepOffer, type Pace } from '../rates.js';
 
 /** Options of {@link MemoryStore}. */
@@ -194,6 +195,7 @@ function controlsView(c: Controls, adaptiveRate: number | undefined): ControlsVi
 export class MemoryStore implements Store {
   readonly #now: () => number;
   readonly #queues = new Map<string, QueueState>();
+  readonly #revocations = new Revocations();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#now = parseStrict(optionsSchema, options).now ?? Date.now;
@@ -435,6 +437,19 @@ export class MemoryStore implements Store {
     const hadToken = record !== undefined && deadlineOf(record) > this.#now();
     q.tokens.delete(memberId);
     return wasWaiting || hadToken;
+  }
+
+  async revoke(queue: string, memberId: string, request: { retainMs: number }): Promise<boolean> {
+    const q = this.#queue(queue);
+    const now = this.#now();
+    const record = q.tokens.get(memberId);
+    q.tokens.delete(memberId);
+    this.#revocations.revoke(queue, memberId, now, request.retainMs);
+    return record !== undefined && deadlineOf(record) > now;
+  }
+
+  async revokedAt(queue: string, memberId: string): Promise<number | null> {
+    return this.#revocations.revokedAt(queue, memberId);
   }
 
   async stats(queue: string): Promise<StatsSnapshot> {

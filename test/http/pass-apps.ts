@@ -72,7 +72,9 @@ export const PASS_APPS: Record<string, PassAppFactory> = {
   },
   fetch: async (queue) => {
     const routes = fetchAdapter.queueRoutes(queue, { memberId: webMember, prefix: '/queue' });
-    const order = fetchAdapter.withEntryToken(queue, { memberId: webMember }, async (_request, entry) => Response.json({ tokenId: entry.tokenId }, { status: 201 }));
+    const order = fetchAdapter.withEntryToken(queue, { memberId: webMember }, async (_request, entry) =>
+      Response.json({ tokenId: entry.tokenId }, { status: 201 }),
+    );
     return serveFetch(async (request) => {
       const path = new URL(request.url).pathname;
       if (request.method === 'POST' && path === '/orders') return order(request);

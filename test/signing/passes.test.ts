@@ -37,7 +37,15 @@ describe('the signing option', () => {
     [{ keys: [] }, 'signing.keys'],
     [{ keys: [{ kid: 'a', privateKey: 'not a pem' }] }, 'signing.keys.0.privateKey'],
     [{ keys: [{ kid: '', privateKey: privateKeyPem() }] }, 'signing.keys.0.kid'],
-    [{ keys: [{ kid: 'a', privateKey: privateKeyPem() }, { kid: 'a', privateKey: privateKeyPem() }] }, 'signing.keys.1.kid'],
+    [
+      {
+        keys: [
+          { kid: 'a', privateKey: privateKeyPem() },
+          { kid: 'a', privateKey: privateKeyPem() },
+        ],
+      },
+      'signing.keys.1.kid',
+    ],
     [{ keys: [{ kid: 'a', privateKey: privateKeyPem(), extra: 1 }] }, 'extra'],
     [{ keys: [{ kid: 'a', privateKey: privateKeyPem() }], secret: 'x' }, 'secret'],
   ])('refuses %j naming %s', (signing, option) => {
@@ -170,7 +178,12 @@ describe('rotation', () => {
 describe('verifyEntryPass', () => {
   const NOW = 1_800_000_000_000;
   const pem = privateKeyPem('ES256');
-  const queue = new WaitingQueue({ store: new MemoryStore({ now: () => NOW }), name: 'drop', entryTokenTtlSeconds: 300, signing: { keys: [{ kid: 'k', privateKey: pem }] } });
+  const queue = new WaitingQueue({
+    store: new MemoryStore({ now: () => NOW }),
+    name: 'drop',
+    entryTokenTtlSeconds: 300,
+    signing: { keys: [{ kid: 'k', privateKey: pem }] },
+  });
   const keys: EntryPassKeys = queue.jwks();
   const options = { keys, queue: 'drop', now: NOW };
   const sign = async (claims: Record<string, unknown>, header: Record<string, unknown> = { alg: 'ES256', kid: 'k' }) =>
@@ -210,7 +223,12 @@ describe('verifyEntryPass', () => {
 
   it('throws WaitgateConfigError for bad options', async () => {
     const pass = await sign(base);
-    for (const bad of [{ ...options, keys: {} }, { ...options, queue: '' }, { ...options, now: Number.NaN }, { ...options, clockToleranceSeconds: -1 }]) {
+    for (const bad of [
+      { ...options, keys: {} },
+      { ...options, queue: '' },
+      { ...options, now: Number.NaN },
+      { ...options, clockToleranceSeconds: -1 },
+    ]) {
       await expect(verifyEntryPass(pass, bad as never)).rejects.toBeInstanceOf(WaitgateConfigError);
     }
   });
