@@ -117,7 +117,7 @@ export function positionResult(position: Position): HttpResult {
   return { status: 200, headers, body: position };
 }
 
-const UNAUTHENTICATED = () => errorResponse(401, 'UNAUTHENTICATED', 'Sign in to join the queue.');
+export const UNAUTHENTICATED = () => errorResponse(401, 'UNAUTHENTICATED', 'Sign in to join the queue.');
 
 /** The JWKS route's answer: public, cacheable for five minutes (a rotation adds a key well before it signs). */
 export const JWKS_CACHE_CONTROL = 'public, max-age=300';
@@ -163,9 +163,8 @@ export async function runGuard<Req>(
   tokenHeaderValue: string | string[] | undefined,
 ): Promise<GuardOutcome> {
   if (member === undefined || member === null) return { kind: 'respond', result: UNAUTHENTICATED() };
-  const token = Array.isArray(tokenHeaderValue) ? (tokenHeaderValue.length === 0 ? undefined : tokenHeaderValue.join(',')) : tokenHeaderValue;
   try {
-    const claim = await queue.claim(member as MemberId, token?.trim());
+    const claim = await queue.claim(member as MemberId, entryTokenOf(tokenHeaderValue));
     return { kind: 'entry', entry: createEntry(queue, claim) };
   } catch (error) {
     const result = toHttpResponse(error);
@@ -173,6 +172,15 @@ export async function runGuard<Req>(
     if (result.body.error.code === 'STORE_UNAVAILABLE' && options.onStoreUnavailable === 'fail-open') return { kind: 'open' };
     return { kind: 'respond', result };
   }
+}
+
+/**
+ * The entry token (or signed pass) a request carries, from the raw header value: the one place
+ * every guard reads it. A repeated header arrives as an array or a joined string: INVALID then.
+ */
+export function entryTokenOf(tokenHeaderValue: string | string[] | null | undefined): string | undefined {
+  const token = Array.isArray(tokenHeaderValue) ? (tokenHeaderValue.length === 0 ? undefined : tokenHeaderValue.join(',')) : tokenHeaderValue;
+  return token?.trim() ?? undefined;
 }
 
 /**

@@ -35,7 +35,7 @@ async function expectRefused(response: Response, status: number, code: string) {
 }
 
 describe.each(Object.keys(PASS_APPS))('signed passes on %s', (name) => {
-  const start = async (queue: WaitingQueue) => (app = await PASS_APPS[name]!(queue));
+  const start = async (queue: WaitingQueue, session?: Parameters<(typeof PASS_APPS)[string]>[1]) => (app = await PASS_APPS[name]!(queue, session));
   const call = (method: string, path: string, headers: Record<string, string> = {}) => fetch(app!.url + path, { method, headers });
 
   it('serves the public JWKS at <prefix>/.well-known/jwks.json, cacheable, with no member', async () => {
@@ -83,6 +83,46 @@ describe.each(Object.keys(PASS_APPS))('signed passes on %s', (name) => {
     }
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 70_000 });
     await expectRefused(await call('POST', '/orders', { 'x-member': 'alice', 'x-entry-token': pass }), 401, 'ENTRY_TOKEN_INVALID');
+    vi.useRealTimers();
+    expect(calls).toEqual([]);
+  });
+
+  it('requireEntryPass admits twice without claiming; after revoke (checkRevoked) it refuses, at one store read each', async () => {
+    const { store, calls } = countingStore();
+    const queue = new WaitingQueue({ store, signing: signingWith() });
+    await start(queue, { checkRevoked: true });
+    await queue.enter('alice');
+    const [admission] = await queue.admit();
+    const pass = admission!.entryToken;
+    calls.length = 0;
+    for (let i = 0; i < 2; i++) {
+      const response = await call('GET', '/checkout', { 'x-member': 'alice', 'x-entry-token': pass });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ memberId: 'alice', tokenId: decodeJwt(pass).jti, expiresAt: decodeJwt(pass).exp! * 1000 });
+    }
+    expect(calls).toEqual(['revokedAt', 'revokedAt']);
+    expect((await queue.stats()).claimed).toBe(0);
+    await expectRefused(await call('GET', '/checkout', { 'x-member': 'bob', 'x-entry-token': pass }), 401, 'ENTRY_TOKEN_INVALID');
+    await expectRefused(await call('GET', '/checkout', { 'x-member': 'alice' }), 401, 'ENTRY_TOKEN_MISSING');
+    await expectRefused(await call('GET', '/checkout', { 'x-entry-token': pass }), 401, 'UNAUTHENTICATED');
+    expect(await queue.revoke('alice')).toBe(true);
+    await expectRefused(await call('GET', '/checkout', { 'x-member': 'alice', 'x-entry-token': pass }), 401, 'ENTRY_TOKEN_INVALID');
+    await expectRefused(await call('POST', '/orders', { 'x-member': 'alice', 'x-entry-token': pass }), 401, 'ENTRY_TOKEN_INVALID');
+  });
+
+  it('without checkRevoked no store call; sessionSeconds sets how long a pass admits', async () => {
+    const { store, calls } = countingStore();
+    const queue = new WaitingQueue({ store, entryTokenTtlSeconds: 60, signing: signingWith() });
+    await start(queue, { sessionSeconds: 600 });
+    await queue.enter('alice');
+    const pass = (await queue.admit())[0]!.entryToken;
+    calls.length = 0;
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 120_000 });
+    const late = await call('GET', '/checkout', { 'x-member': 'alice', 'x-entry-token': pass });
+    expect(late.status).toBe(200);
+    expect(((await late.json()) as { expiresAt: number }).expiresAt).toBe((decodeJwt(pass).iat! + 600) * 1000);
+    vi.setSystemTime(Date.now() + 600_000);
+    await expectRefused(await call('GET', '/checkout', { 'x-member': 'alice', 'x-entry-token': pass }), 401, 'ENTRY_TOKEN_INVALID');
     vi.useRealTimers();
     expect(calls).toEqual([]);
   });
