@@ -12,6 +12,7 @@ export default defineConfig({
     fetch: 'src/http/fetch.ts',
     hono: 'src/http/hono.ts',
     nestjs: 'src/http/nestjs.ts',
+    pass: 'src/pass/index.ts',
     opentelemetry: 'src/opentelemetry/index.ts',
     dashboard: 'src/dashboard/index.ts',
     cli: 'src/cli/index.ts',
@@ -23,7 +24,8 @@ export default defineConfig({
   splitting: true,
   target: 'node20',
   // The frameworks and ioredis are the user's (optional peers). fastify-plugin (MIT,
-  // a few lines) is bundled, so users of waitgate/fastify need not install it.
+  // a few lines) is bundled, so users of waitgate/fastify need not install it; so is jose
+  // (MIT, no dependencies), which is ESM only: bundled, waitgate/pass also works from require().
   external: ['ioredis', 'redis', 'express', 'fastify', 'koa', 'hono', /^hono\//, /^@nestjs\//, /^rxjs/, '@opentelemetry/api'],
-  noExternal: ['fastify-plugin'],
+  noExternal: ['fastify-plugin', 'jose'],
 });

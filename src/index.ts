@@ -30,6 +30,8 @@ export { toHttpResponse, type HttpErrorResponse, type HttpErrorCode, type ErrorB
 export type { PositionCacheOptions } from './position-cache.js';
 export { DEFAULT_POLLING_INTERVALS, type WaitingQueueOptions, type PollingTier, type QueueConfig } from './options.js';
 export type { Position, PositionStatus, Admission, AdmittedMember, Claim, QueueStats, QueueTotals, WaitFigures, MemberInspection } from './types.js';
+export type { SigningOptions, SigningKeyOption, PublicJwk } from './signing/keys.js';
+export type { EntryPassKeys, EntryPassJwk } from './pass/verify.js';
 export { drawOrder, type QueueControls, type ControlsPatch, type QueueMode } from './controls.js';
 // For custom stores: the Store interface and what it exchanges with WaitingQueue.
 export type {

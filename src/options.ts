@@ -6,6 +6,8 @@ import type { AdmissionOptions, PollingTier } from './types.js';
 import { MAX_BURST, defaultBurst } from './rates.js';
 import type { PositionCacheOptions } from './position-cache.js';
 import type { Store } from './store/store.js';
+import { PassSigner } from './signing/pass-signer.js';
+import { loadSigningKeys, signingSchema, type SigningOptions } from './signing/keys.js';
 
 export type { PollingTier } from './types.js';
 
@@ -75,6 +77,13 @@ export interface WaitingQueueOptions {
    * that follows the order database".
    */
   admission?: AdmissionOptions;
+  /**
+   * Signed entry passes (SPEC §15): READY tokens become compact JWS (ES256 or EdDSA) that
+   * `waitgate/pass` verifies anywhere without the store; the store still claims and consumes
+   * each by its `jti`, once. The first key signs, every key listed verifies. Default: none
+   * (tokens are opaque random strings).
+   */
+  signing?: SigningOptions;
 }
 
 export type { AdmissionOptions } from './types.js';
@@ -102,6 +111,8 @@ export interface QueueConfig {
   /** null: none. */
   pickupTimeoutMs: number | null;
   admission: AdmissionOptions;
+  /** null: tokens are opaque. */
+  signer: PassSigner | null;
 }
 
 export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
@@ -189,6 +200,7 @@ const optionsSchema = z
         { error: "must have mode 'fixed' or 'adaptive'" },
       )
       .default({ mode: 'fixed' }),
+    signing: signingSchema.optional(),
   })
   .superRefine((options, ctx) => {
     // A member polling at its interval must never look silent: the slowest interval
@@ -279,6 +291,7 @@ export function parseQueueOptions(options: unknown): QueueConfig {
     holdSilentAfterMs: parsed.holdSilentAfterSeconds === null ? null : Math.round(parsed.holdSilentAfterSeconds * 1000),
     pickupTimeoutMs: parsed.pickupTimeoutSeconds === null ? null : Math.round(parsed.pickupTimeoutSeconds * 1000),
     admission: Object.freeze({ ...parsed.admission }),
+    signer: parsed.signing ? new PassSigner(loadSigningKeys(parsed.signing), parsed.name, Math.round(parsed.entryTokenTtlSeconds * 1000)) : null,
   };
 }
 

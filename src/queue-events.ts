@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import type { QueueControls } from './controls.js';
 import type { StoreWarning } from './store/store.js';
 import type { AdmittedMember } from './types.js';
+import type { AdmitResult } from './store/store.js';
 
 /** Events of a {@link WaitingQueue} and their listener arguments. */
 export interface WaitingQueueEvents {
@@ -107,4 +108,13 @@ export class QueueEvents {
     if (this.#emitter.listenerCount('warning') > 0) this.#emitter.emit('warning', warning);
     else process.emitWarning(warning.message, { code: `WAITGATE_${warning.code}` });
   }
+}
+
+/** The payload of `admitted`: never the token; how long each waited, in seconds (null when unknown). */
+export function admittedEvent(admitted: readonly (AdmitResult['admitted'][number] & { expiresAt: number })[]): AdmittedMember[] {
+  return admitted.map(({ memberId, expiresAt, waitedMs }) => ({
+    memberId,
+    expiresAt,
+    waitedSeconds: waitedMs === undefined || waitedMs === null ? null : waitedMs / 1000,
+  }));
 }

@@ -1,7 +1,7 @@
 // Every store call of a queue: bounded by operationTimeoutMs, published on a diagnostics
 // channel while someone subscribes, and the store's set-up checks on the first call.
 
-import { channel } from 'node:diagnostics_channel';
+import type * as DiagnosticsChannel from 'node:diagnostics_channel';
 import type { QueueEvents } from './queue-events.js';
 import type { Store, StoreWarning } from './store/store.js';
 import { withTimeout } from './store/with-timeout.js';
@@ -26,7 +26,26 @@ export interface StoreCallMessage<Queue = unknown> {
   error?: unknown;
 }
 
-const storeCalls = channel(STORE_CALL_CHANNEL);
+/**
+ * node:diagnostics_channel, looked up rather than imported, so that the core entry also loads
+ * where it is missing (an Edge-like runtime; the channel is then off). Node has
+ * `process.getBuiltinModule` from 20.16; before, waitgate/opentelemetry hands the module over.
+ */
+function builtinDiagnostics(): typeof DiagnosticsChannel | undefined {
+  const host = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  try {
+    return host?.getBuiltinModule?.('node:diagnostics_channel') as typeof DiagnosticsChannel | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+let storeCalls = builtinDiagnostics()?.channel(STORE_CALL_CHANNEL);
+
+/** For waitgate/opentelemetry, which imports the module itself: the channel even on a Node without getBuiltinModule. @internal */
+export function useDiagnosticsChannel(diagnostics: typeof DiagnosticsChannel): void {
+  storeCalls ??= diagnostics.channel(STORE_CALL_CHANNEL);
+}
 
 /** The store calls of one queue. */
 export class StoreCalls {
@@ -51,12 +70,13 @@ export class StoreCalls {
       this.#checkedStore = true;
       void this.#checkStore();
     }
-    if (!storeCalls.hasSubscribers) return withTimeout(operation, this.#timeoutMs, () => run(this.#store));
+    const calls = storeCalls;
+    if (!calls?.hasSubscribers) return withTimeout(operation, this.#timeoutMs, () => run(this.#store));
     const started = performance.now();
     const publish = (error?: unknown) => {
       const message: StoreCallMessage = { queue: this.#queue, queueName: this.#queueName, operation, durationMs: performance.now() - started };
       if (error !== undefined) message.error = error;
-      storeCalls.publish(message);
+      calls.publish(message);
     };
     return withTimeout(operation, this.#timeoutMs, () => run(this.#store)).then(
       (value) => {

@@ -2,6 +2,8 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { normalizeMemberId } from './member-id.js';
+import { EntryTokenError } from './errors.js';
+import type { ClaimResult } from './store/store.js';
 import type { Claim } from './types.js';
 
 /** 32 random bytes, base64url: 43 characters. */
@@ -46,4 +48,12 @@ export function settleRequestOf(claim: Claim): { memberId: string; claimId: stri
   if (typeof claim !== 'object' || claim === null) return null;
   const memberId = normalizeMemberId(claim.memberId);
   return hasClaimIdShape(claim.claimId) ? { memberId, claimId: claim.claimId } : null;
+}
+
+/** The error of a claim the store refused; `IN_USE` says when the other request's lease ends. */
+export function claimRefusal(result: Exclude<ClaimResult, { status: 'CLAIMED' }>): EntryTokenError {
+  if (result.status !== 'IN_USE') return new EntryTokenError(result.status);
+  const { leaseExpiresAt, now } = result;
+  const retryAfterSeconds = leaseExpiresAt !== undefined && now !== undefined ? Math.max(1, Math.ceil((leaseExpiresAt - now) / 1000)) : null;
+  return new EntryTokenError('IN_USE', { retryAfterSeconds });
 }

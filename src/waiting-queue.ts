@@ -3,7 +3,6 @@
 import { parseAdmitterOptions, startReportingTimer, type Admitter, type AdmitterOptions } from './admitter.js';
 import { AdmissionSteps, admitRequest, type StepResult } from './admission-steps.js';
 import { controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
-import { EntryTokenError, WaitgateConfigError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache, watchHeadMovesOf } from './position-cache.js';
@@ -11,11 +10,13 @@ import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
 import { Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { queueStats } from './queue-figures.js';
-import { hasTokenShape, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
+import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
 import { presenceHeadOf } from './rates.js';
 import type { ControlsView, MemberSnapshot, Store } from './store/store.js';
 import type { Admission, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
-import { QueueEvents, REPORT_ERROR, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
+import { QueueEvents, REPORT_ERROR, admittedEvent, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
+import { signedAdmissions, signedPosition, storeTokenOf, type EntryPassKeys } from './signing/pass-signer.js';
+import { REVOCATION_RETAIN_MS, storeThat } from './store-capability.js';
 import { STORE_CALL_CHANNEL, StoreCalls, type StoreCallMessage as StoreCallMessageOf } from './store-calls.js';
 
 export { REPORT_ERROR, STORE_CALL_CHANNEL };
@@ -84,8 +85,8 @@ export class WaitingQueue {
   }
 
   /** The options in force, defaults applied (times in milliseconds). */
-  get config(): Readonly<Omit<QueueConfig, 'store'>> {
-    const { store: _store, ...config } = this.#config;
+  get config(): Readonly<Omit<QueueConfig, 'store' | 'signer'>> {
+    const { store: _store, signer: _signer, ...config } = this.#config;
     return config;
   }
 
@@ -121,7 +122,7 @@ export class WaitingQueue {
     // No invalidation of the snapshot: a new member is behind everyone it shows, and the
     // snapshot's refresh limit must hold under the arrival surge (it is at most refreshMs old).
     this.#cache?.remember(id, snapshot);
-    return this.#position(snapshot);
+    return signedPosition(this.#config.signer, this.#position(snapshot), id);
   }
 
   /** One enter call, with a fresh token for passthrough when `withToken`. */
@@ -145,9 +146,9 @@ export class WaitingQueue {
    */
   async setControls(patch: ControlsPatch): Promise<QueueControls> {
     const valid = parseControlsPatch(patch);
-    const store = this.#controlsStore();
+    const store = storeThat(this.#store, ['setControls', 'controls'], 'keep runtime controls');
     const { seed, commitment } = newDrawSeed();
-    await this.#calls.call('setControls', () => store.setControls!(this.name, { patch: valid, seed, commitment }));
+    await this.#calls.call('setControls', () => store.setControls(this.name, { patch: valid, seed, commitment }));
     const controls = await this.controls();
     this.#events.emit('controls', controls);
     return controls;
@@ -155,16 +156,9 @@ export class WaitingQueue {
 
   /** The controls in force: those set through `setControls`, and this instance's options for the fields never set. */
   async controls(): Promise<QueueControls> {
-    const store = this.#controlsStore();
-    const stored = await this.#calls.call('controls', () => store.controls!(this.name));
+    const store = storeThat(this.#store, ['setControls', 'controls'], 'keep runtime controls');
+    const stored = await this.#calls.call('controls', () => store.controls(this.name));
     return controlsInForce(stored, this.#config);
-  }
-
-  #controlsStore(): Store {
-    if (typeof this.#store.setControls !== 'function' || typeof this.#store.controls !== 'function') {
-      throw new WaitgateConfigError('store', 'does not keep runtime controls (setControls/controls); RedisStore and MemoryStore do');
-    }
-    return this.#store;
   }
 
   /**
@@ -174,10 +168,10 @@ export class WaitingQueue {
   async position(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
     const estimated = await this.#cache?.estimate(id);
-    if (estimated) return this.#position(estimated, id);
+    if (estimated) return signedPosition(this.#config.signer, this.#position(estimated, id), id);
     const snapshot = await this.#calls.call('position', (s) => s.position(this.name, id));
     this.#cache?.remember(id, snapshot);
-    return this.#position(snapshot, id);
+    return signedPosition(this.#config.signer, this.#position(snapshot, id), id);
   }
 
   /** The member's status alone. */
@@ -207,17 +201,10 @@ export class WaitingQueue {
     // This instance's latest signs of life first: nobody it just answered is dropped.
     await this.#presence?.flush();
     const admitted = await this.#steps.admit();
-    const admissions = admitted.map((a) => ({ memberId: a.memberId, entryToken: a.entryToken, expiresAt: a.expiresAt }));
+    const admissions = await signedAdmissions(this.#config.signer, admitted);
     if (admissions.length > 0) {
       for (const a of admissions) this.#cache?.forget(a.memberId);
-      this.#events.emit(
-        'admitted',
-        admitted.map(({ memberId, expiresAt, waitedMs }) => ({
-          memberId,
-          expiresAt,
-          waitedSeconds: waitedMs === undefined || waitedMs === null ? null : waitedMs / 1000,
-        })),
-      );
+      this.#events.emit('admitted', admittedEvent(admitted));
     }
     return admissions;
   }
@@ -234,10 +221,7 @@ export class WaitingQueue {
         result.abandoned.map((memberId) => ({ memberId })),
       );
     }
-    return {
-      admittable: result.admittable,
-      admitted: result.admitted.map((a) => ({ ...a, expiresAt: result.expiresAt })),
-    };
+    return { admittable: result.admittable, admitted: result.admitted.map((a) => ({ ...a, expiresAt: result.expiresAt })) };
   }
 
   /**
@@ -255,23 +239,19 @@ export class WaitingQueue {
   /**
    * Claims the member's token for one request (READY -> CLAIMED under a lease of
    * `claimTtlSeconds`). Call `consume` after the order committed, `release` after it rolled back.
+   * With `signing`, the token is a signed pass: one that does not verify is refused before any store call.
    * @throws {@link EntryTokenError} `MISSING` (empty), `INVALID` (not this member's
    *   live token), `IN_USE` (claimed by another live lease); {@link InvalidMemberIdError};
    *   {@link StoreUnavailableError} (retrying is safe).
    */
   async claim(memberId: MemberId, token: string | null | undefined): Promise<Claim> {
     const id = normalizeMemberId(memberId);
-    if (token === undefined || token === null || token === '') throw new EntryTokenError('MISSING');
-    if (typeof token !== 'string' || !hasTokenShape(token)) throw new EntryTokenError('INVALID');
+    const tokenInStore = await storeTokenOf(this.#config.signer, id, token); // MISSING, INVALID: no store call
     const claimId = newClaimId();
-    const result = await this.#calls.call('claim', (s) => s.claim(this.name, { memberId: id, token, claimId, leaseMs: this.#config.claimTtlMs }));
-    if (result.status === 'IN_USE') {
-      const { leaseExpiresAt, now } = result;
-      const retryAfterSeconds = leaseExpiresAt !== undefined && now !== undefined ? Math.max(1, Math.ceil((leaseExpiresAt - now) / 1000)) : null;
-      throw new EntryTokenError('IN_USE', { retryAfterSeconds });
-    }
-    if (result.status !== 'CLAIMED') throw new EntryTokenError(result.status);
-    const tokenId = tokenIdOf(token);
+    const request = { memberId: id, token: tokenInStore, claimId, leaseMs: this.#config.claimTtlMs };
+    const result = await this.#calls.call('claim', (s) => s.claim(this.name, request));
+    if (result.status !== 'CLAIMED') throw claimRefusal(result);
+    const tokenId = tokenIdOf(tokenInStore);
     this.#events.emit('claimed', { memberId: id, tokenId, expiresAt: result.expiresAt });
     return { memberId: id, claimId, tokenId, expiresAt: result.expiresAt };
   }
@@ -349,9 +329,32 @@ export class WaitingQueue {
    */
   async inspect(memberId: MemberId): Promise<MemberInspection> {
     const id = normalizeMemberId(memberId);
-    if (typeof this.#store.inspect !== 'function') throw new WaitgateConfigError('store', 'cannot inspect members (inspect); RedisStore and MemoryStore can');
-    const inspection = await this.#calls.call('inspect', (s) => s.inspect!(this.name, id));
+    const store = storeThat(this.#store, ['inspect'], 'inspect members');
+    const inspection = await this.#calls.call('inspect', () => store.inspect(this.name, id));
     return { memberId: id, ...inspection };
+  }
+
+  /**
+   * Ends the member's signed pass at once: its token is dropped (an order in flight then fails to consume)
+   * and pass guards with `checkRevoked` refuse every pass issued before now. @returns true if it held a live token.
+   */
+  async revoke(memberId: MemberId): Promise<boolean> {
+    const id = normalizeMemberId(memberId);
+    const store = storeThat(this.#store, ['revoke', 'revokedAt'], 'revoke passes');
+    const revoked = await this.#calls.call('revoke', () => store.revoke(this.name, id, { retainMs: REVOCATION_RETAIN_MS }));
+    this.#cache?.forget(id);
+    return revoked;
+  }
+
+  /** When the member's pass was last revoked (epoch ms, store time), or null: one store read. */
+  async revokedAt(memberId: MemberId): Promise<number | null> {
+    const id = normalizeMemberId(memberId);
+    return this.#calls.call('revokedAt', () => storeThat(this.#store, ['revokedAt'], 'revoke passes').revokedAt(this.name, id));
+  }
+
+  /** The public JSON Web Key Set that verifies this queue's passes (`waitgate/pass`); no keys without `signing`. */
+  jwks(): EntryPassKeys {
+    return this.#config.signer?.jwks() ?? { keys: [] };
   }
 
   on<E extends keyof WaitingQueueEvents>(event: E, listener: Listener<E>): this {
@@ -383,7 +386,6 @@ export class WaitingQueue {
     }
     return buildPosition(snapshot, this.#config, this.#config.pollingIntervals);
   }
-
 
   /**
    * Reports an error of background work (the admitter, an adapter's retried

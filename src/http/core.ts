@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { WaitgateConfigError } from '../errors.js';
 import type { MemberId } from '../member-id.js';
 import { parseStrict } from '../options.js';
+import type { EntryPassKeys } from '../pass/verify.js';
 import type { Position } from '../types.js';
 import { REPORT_ERROR, type WaitingQueue } from '../waiting-queue.js';
 import { createEntry, type Entry } from './entry.js';
@@ -19,8 +20,8 @@ export { toHttpResponse, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorBody, 
 export interface HttpResult {
   status: number;
   headers: Record<string, string>;
-  /** A Position, an error body, or undefined (204). */
-  body?: Position | ErrorBody;
+  /** A Position, an error body, a JSON Web Key Set, or undefined (204). */
+  body?: Position | ErrorBody | EntryPassKeys;
 }
 
 /** Returns the authenticated member of a request, or undefined/null when there is none (401). */
@@ -58,6 +59,8 @@ export const QUEUE_ROUTES = [
   { method: 'POST', path: '/enter', action: 'enter' },
   { method: 'GET', path: '/position', action: 'position' },
   { method: 'DELETE', path: '', action: 'leave' },
+  // Public (no member): the keys that verify the queue's signed passes, for edges and other services.
+  { method: 'GET', path: '/.well-known/jwks.json', action: 'jwks' },
 ] as const;
 
 export type QueueAction = (typeof QUEUE_ROUTES)[number]['action'];
@@ -114,13 +117,23 @@ export function positionResult(position: Position): HttpResult {
   return { status: 200, headers, body: position };
 }
 
-const UNAUTHENTICATED = () => errorResponse(401, 'UNAUTHENTICATED', 'Sign in to join the queue.');
+export const UNAUTHENTICATED = () => errorResponse(401, 'UNAUTHENTICATED', 'Sign in to join the queue.');
+
+/** The JWKS route's answer: public, cacheable for five minutes (a rotation adds a key well before it signs). */
+export const JWKS_CACHE_CONTROL = 'public, max-age=300';
 
 /**
- * Runs one queue route for a resolved member (the value `memberId(req)` returned).
+ * Runs one queue route; `member` resolves the request's member (the `memberId(req)`
+ * option), asked for every route but the public JWKS.
  * Errors that are not waitgate's are rethrown for the framework's error handling.
  */
-export async function runQueueRoute(queue: WaitingQueue, action: QueueAction, member: unknown): Promise<HttpResult> {
+export async function runQueueRoute(queue: WaitingQueue, action: QueueAction, member: () => unknown): Promise<HttpResult> {
+  if (action === 'jwks') return { status: 200, headers: { 'cache-control': JWKS_CACHE_CONTROL }, body: queue.jwks() };
+  const resolved = await member();
+  return memberRoute(queue, action, resolved);
+}
+
+async function memberRoute(queue: WaitingQueue, action: Exclude<QueueAction, 'jwks'>, member: unknown): Promise<HttpResult> {
   if (member === undefined || member === null) return UNAUTHENTICATED();
   try {
     const id = member as MemberId;
@@ -150,9 +163,8 @@ export async function runGuard<Req>(
   tokenHeaderValue: string | string[] | undefined,
 ): Promise<GuardOutcome> {
   if (member === undefined || member === null) return { kind: 'respond', result: UNAUTHENTICATED() };
-  const token = Array.isArray(tokenHeaderValue) ? (tokenHeaderValue.length === 0 ? undefined : tokenHeaderValue.join(',')) : tokenHeaderValue;
   try {
-    const claim = await queue.claim(member as MemberId, token?.trim());
+    const claim = await queue.claim(member as MemberId, entryTokenOf(tokenHeaderValue));
     return { kind: 'entry', entry: createEntry(queue, claim) };
   } catch (error) {
     const result = toHttpResponse(error);
@@ -160,6 +172,15 @@ export async function runGuard<Req>(
     if (result.body.error.code === 'STORE_UNAVAILABLE' && options.onStoreUnavailable === 'fail-open') return { kind: 'open' };
     return { kind: 'respond', result };
   }
+}
+
+/**
+ * The entry token (or signed pass) a request carries, from the raw header value: the one place
+ * every guard reads it. A repeated header arrives as an array or a joined string: INVALID then.
+ */
+export function entryTokenOf(tokenHeaderValue: string | string[] | null | undefined): string | undefined {
+  const token = Array.isArray(tokenHeaderValue) ? (tokenHeaderValue.length === 0 ? undefined : tokenHeaderValue.join(',')) : tokenHeaderValue;
+  return token?.trim() ?? undefined;
 }
 
 /**

@@ -15,7 +15,9 @@ import {
   type QueueRoutesOptions,
   type RequireEntryTokenOptions,
 } from './core.js';
+import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 
+export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
 export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, QueueRoutesOptions, RequireEntryTokenOptions } from './core.js';
 
 declare global {
@@ -24,6 +26,8 @@ declare global {
     interface Request {
       /** Set by `requireEntryToken` from waitgate/express: the claimed entry of this order request. */
       entry?: Entry;
+      /** Set by `requireEntryPass` from waitgate/express: the member's valid signed pass (not claimed). */
+      entryPass?: EntryPass;
     }
   }
 }
@@ -55,7 +59,7 @@ export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOpti
     const method = route.method.toLowerCase() as 'post' | 'get' | 'delete';
     router[method](route.path || '/', async (req, res, next) => {
       try {
-        send(res, await runQueueRoute(q, route.action, await memberId(req)));
+        send(res, await runQueueRoute(q, route.action, () => memberId(req)));
       } catch (error) {
         next(error);
       }
@@ -88,6 +92,30 @@ export function requireEntryToken(queue: WaitingQueue, options: ExpressRequireEn
         req.entry = outcome.entry;
         if (config.settle === 'auto') settleWhenFinished(res, outcome.entry);
       }
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/**
+ * Admits a request carrying the member's valid signed pass, without claiming it (the pages of a
+ * multi-step checkout): sets `req.entryPass`. Answers 401 for a missing or invalid pass before
+ * any store call; with `checkRevoked`, one store read refuses a revoked pass (503 if the store is down).
+ * @example
+ * ```ts
+ * app.get('/checkout/shipping', requireEntryPass(queue, { memberId: (req) => req.user?.id }), handler);
+ * ```
+ * @throws {@link index!WaitgateConfigError} for bad options.
+ */
+export function requireEntryPass(source: EntryPassSource, options: RequireEntryPassOptions<Request>): RequestHandler {
+  const guard = parsePassGuard(source, options);
+  return async (req, res, next) => {
+    try {
+      const outcome = await guard.check(await guard.memberId(req), req.headers[guard.tokenHeader]);
+      if (outcome.kind === 'respond') return send(res, outcome.result);
+      req.entryPass = outcome.pass;
       next();
     } catch (error) {
       next(error);

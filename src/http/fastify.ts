@@ -17,13 +17,17 @@ import {
   type MemberIdResolver,
   type RequireEntryTokenOptions,
 } from './core.js';
+import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 
+export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
 export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, RequireEntryTokenOptions } from './core.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by `requireEntryToken` from waitgate/fastify: the claimed entry of this order request. */
     entry?: Entry;
+    /** Set by `requireEntryPass` from waitgate/fastify: the member's valid signed pass (not claimed). */
+    entryPass?: EntryPass;
   }
 }
 
@@ -67,7 +71,7 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
     app.route({
       method: route.method,
       url: base + route.path || '/',
-      handler: async (request, reply) => send(reply, await runQueueRoute(q, route.action, await memberId(request))),
+      handler: async (request, reply) => send(reply, await runQueueRoute(q, route.action, () => memberId(request))),
     });
   }
 };
@@ -100,5 +104,19 @@ export function requireEntryToken(queue: WaitingQueue, options: FastifyRequireEn
       request.entry = outcome.entry;
       if (config.settle === 'auto') settleWhenFinished(reply.raw, outcome.entry);
     }
+  };
+}
+
+/**
+ * A preHandler admitting a request that carries the member's valid signed pass, without claiming
+ * it: sets `request.entryPass`. Answers 401 (and 503 with `checkRevoked` when the store is down) itself.
+ * @throws {@link index!WaitgateConfigError} for bad options.
+ */
+export function requireEntryPass(source: EntryPassSource, options: RequireEntryPassOptions<FastifyRequest>): preHandlerAsyncHookHandler {
+  const guard = parsePassGuard(source, options);
+  return async function waitgatePassGuard(request, reply) {
+    const outcome = await guard.check(await guard.memberId(request), request.headers[guard.tokenHeader]);
+    if (outcome.kind === 'respond') return send(reply, outcome.result);
+    request.entryPass = outcome.pass;
   };
 }

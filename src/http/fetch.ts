@@ -3,8 +3,10 @@
 
 import type { WaitingQueue } from '../waiting-queue.js';
 import { QUEUE_ROUTES, normalizePrefix, parseGuardOptions, parseQueue, parseRoutesOptions, runQueueRoute, type QueueRoutesOptions } from './core.js';
+import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 import { guardRequest, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
 
+export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
 export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
 export type { EntryFor, StoreUnavailableMode, WebRequireEntryTokenOptions } from './web.js';
 
@@ -46,7 +48,7 @@ export function queueRoutes<Req extends Request = Request>(
     const path = new URL(request.url).pathname;
     const route = routes.find((r) => r.method === request.method && r.url === path);
     if (!route) return undefined;
-    return toResponse(await runQueueRoute(q, route.action, await memberId(request)));
+    return toResponse(await runQueueRoute(q, route.action, () => memberId(request)));
   };
 }
 
@@ -79,4 +81,23 @@ export function withEntryToken<Req extends Request = Request, Args extends unkno
   const config = parseGuardOptions(options);
   return async (request, ...args) =>
     guardRequest(q, config, await config.memberId(request), request, async (entry) => handler(request, entry as EntryFor<Mode>, ...args));
+}
+
+/**
+ * Admits a request carrying the member's valid signed pass, without claiming it (the pages of a
+ * multi-step checkout), and calls `handler` with the request and the pass. Answers 401 for a
+ * missing or invalid pass before any store call (and 503 with `checkRevoked` when the store is down).
+ * For Next.js middleware on the Edge, `verifyEntryPass` from `waitgate/pass` is the fit (no store).
+ * @throws {@link index!WaitgateConfigError} for bad options.
+ */
+export function withEntryPass<Req extends Request = Request, Args extends unknown[] = []>(
+  source: EntryPassSource,
+  options: RequireEntryPassOptions<Req>,
+  handler: (request: Req, pass: EntryPass, ...args: Args) => Response | Promise<Response>,
+): (request: Req, ...args: Args) => Promise<Response> {
+  const guard = parsePassGuard(source, options);
+  return async (request, ...args) => {
+    const outcome = await guard.check(await guard.memberId(request), request.headers.get(guard.tokenHeader));
+    return outcome.kind === 'respond' ? toResponse(outcome.result) : handler(request, outcome.pass, ...args);
+  };
 }

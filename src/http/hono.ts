@@ -6,8 +6,10 @@ import { createMiddleware } from 'hono/factory';
 import type { BlankEnv } from 'hono/types';
 import type { WaitingQueue } from '../waiting-queue.js';
 import { QUEUE_ROUTES, parseGuardOptions, parseQueue, parseRoutesOptions, runQueueRoute, type QueueRoutesOptions } from './core.js';
+import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 import { guardRequest, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
 
+export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
 export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
 export type { EntryFor, StoreUnavailableMode, WebRequireEntryTokenOptions } from './web.js';
 
@@ -40,7 +42,7 @@ export function queueRoutes<E extends Env = BlankEnv>(queue: WaitingQueue, optio
   const { memberId } = parseRoutesOptions(options);
   const app = new Hono<E>();
   for (const route of QUEUE_ROUTES) {
-    app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, await memberId(c))));
+    app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, () => memberId(c))));
   }
   return app;
 }
@@ -84,5 +86,30 @@ export function requireEntryToken<E extends Env = BlankEnv, Mode extends StoreUn
     // The refusal, or the handler's response wrapped to settle once sent (setting c.res keeps the
     // headers other middleware put on the one it replaces).
     if (response !== c.res) c.res = response;
+  });
+}
+
+/** The variable the pass guard sets: `c.get('entryPass')` (or `c.var.entryPass`) after it. */
+export interface EntryPassVariables {
+  /** The member's valid signed pass (not claimed). */
+  entryPass: EntryPass;
+}
+
+/**
+ * Middleware admitting a request that carries the member's valid signed pass, without claiming it
+ * (the pages of a multi-step checkout): sets `c.var.entryPass`. Answers 401 for a missing or invalid
+ * pass before any store call (and 503 with `checkRevoked` when the store is down).
+ * @throws {@link index!WaitgateConfigError} for bad options.
+ */
+export function requireEntryPass<E extends Env = BlankEnv>(
+  source: EntryPassSource,
+  options: RequireEntryPassOptions<Context<E>>,
+): MiddlewareHandler<{ Variables: EntryPassVariables }> {
+  const guard = parsePassGuard(source, options);
+  return createMiddleware<{ Variables: EntryPassVariables }>(async (c, next) => {
+    const outcome = await guard.check(await guard.memberId(c as unknown as Context<E>), c.req.raw.headers.get(guard.tokenHeader));
+    if (outcome.kind === 'respond') return toResponse(outcome.result);
+    c.set('entryPass', outcome.pass);
+    await next();
   });
 }

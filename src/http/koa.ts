@@ -16,13 +16,17 @@ import {
   type MemberIdResolver,
   type RequireEntryTokenOptions,
 } from './core.js';
+import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 
+export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
 export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, RequireEntryTokenOptions } from './core.js';
 
 /** What the guard adds to `ctx.state`. */
 export interface EntryState {
   /** The claimed entry of this order request (absent only when the guard let a request through with `onStoreUnavailable: 'fail-open'`). */
   entry?: Entry;
+  /** Set by `requireEntryPass`: the member's valid signed pass (not claimed). */
+  entryPass?: EntryPass;
 }
 
 /** Options of the Koa queue routes. */
@@ -63,7 +67,7 @@ export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
   return async (ctx, next) => {
     const route = routes.find((r) => r.method === ctx.method && r.url === ctx.path);
     if (!route) return next();
-    send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, await memberId(ctx)));
+    send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, () => memberId(ctx)));
   };
 }
 
@@ -89,6 +93,25 @@ export function requireEntryToken<StateT = DefaultState, ContextT = DefaultConte
       ctx.state.entry = outcome.entry;
       if (config.settle === 'auto') settleWhenFinished(ctx.res, outcome.entry);
     }
+    await next();
+  };
+}
+
+/**
+ * Admits a request carrying the member's valid signed pass, without claiming it (the pages of a
+ * multi-step checkout): sets `ctx.state.entryPass`. Answers 401 (and 503 with `checkRevoked` when
+ * the store is down) itself.
+ * @throws {@link index!WaitgateConfigError} for bad options.
+ */
+export function requireEntryPass<StateT = DefaultState, ContextT = DefaultContext>(
+  source: EntryPassSource,
+  options: RequireEntryPassOptions<ParameterizedContext<StateT, ContextT>>,
+): Middleware<StateT & EntryState, ContextT> {
+  const guard = parsePassGuard(source, options);
+  return async (ctx, next) => {
+    const outcome = await guard.check(await guard.memberId(ctx as ParameterizedContext<StateT, ContextT>), ctx.headers[guard.tokenHeader]);
+    if (outcome.kind === 'respond') return send(ctx as ParameterizedContext, outcome.result);
+    ctx.state.entryPass = outcome.pass;
     await next();
   };
 }

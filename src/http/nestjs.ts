@@ -19,9 +19,12 @@ import {
   type WaitgateModuleOptions,
 } from './nestjs/options.js';
 import { createQueueController } from './nestjs/queue-controller.js';
+import { PassRouteOptions, WaitgatePassGuard, passOf, type NestRequireEntryPassOptions } from './nestjs/pass-guard.js';
+import { parsePassOptions, type EntryPass as CoreEntryPass } from './entry-pass.js';
 
 export type { ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
 export { WaitgateGuard, WaitgateHttpException, WaitgateInterceptor } from './nestjs/guard.js';
+export { WaitgatePassGuard, type NestRequireEntryPassOptions } from './nestjs/pass-guard.js';
 export type { NestRequireEntryTokenOptions, PlatformRequest, WaitgateModuleOptions } from './nestjs/options.js';
 
 /** The claimed entry of an order request, as `@Entry()` hands it to the handler (the same `Entry` as in every adapter). */
@@ -90,4 +93,31 @@ const entryParam = createParamDecorator((_data: unknown, context: ExecutionConte
  */
 export function Entry(): ParameterDecorator {
   return entryParam();
+}
+
+/** The member's valid signed pass, as `@EntryPass()` hands it to the handler (the same `EntryPass` as in every adapter). */
+export type EntryPass = CoreEntryPass;
+
+/**
+ * Admits a request carrying the member's valid signed pass (the queue needs `signing`), without
+ * claiming it: for the pages of a multi-step checkout; the order route keeps `@RequireEntryToken()`.
+ * Refuses with 401 (503 with `checkRevoked` when the store is down) and waitgate's error body.
+ * @example
+ * ```ts
+ * @Get('shipping')
+ * @RequireEntryPass({ checkRevoked: true })
+ * shipping(@EntryPass() pass: EntryPass) { ... }
+ * ```
+ * @throws {@link index!WaitgateConfigError} when applied with bad options (at startup).
+ */
+export function RequireEntryPass(options: NestRequireEntryPassOptions = {}): MethodDecorator {
+  parsePassOptions({ ...options, memberId: () => undefined });
+  return applyDecorators(PassRouteOptions(options), UseGuards(WaitgatePassGuard));
+}
+
+const passParam = createParamDecorator((_data: unknown, context: ExecutionContext) => passOf(context.switchToHttp().getRequest<object>()));
+
+/** The admitted pass of a `@RequireEntryPass()` route, as a handler parameter: `shipping(@EntryPass() pass: EntryPass)`. */
+export function EntryPass(): ParameterDecorator {
+  return passParam();
 }

@@ -60,7 +60,31 @@ export async function guardRequest<Req>(
     settle({ thrown: true, error });
     throw error;
   }
+  if (isPassThrough(response)) {
+    void outcome.entry.release({ failed: false });
+    throw new PassThroughMisuseError();
+  }
   return settleWhenFinished(response, { status: response.status, thrown: failed() }, settle);
+}
+
+/**
+ * A Next.js middleware's (or Next 16 proxy's) pass-through, `NextResponse.next()` or a rewrite:
+ * not the answer to the order but a signal to go on to the route, which has not run yet.
+ */
+function isPassThrough(response: Response): boolean {
+  return response.headers.has('x-middleware-next') || response.headers.has('x-middleware-rewrite');
+}
+
+/** Thrown by the token guard when its handler answered with a middleware pass-through (the claim is released first). */
+export class PassThroughMisuseError extends Error {
+  constructor() {
+    super(
+      'waitgate: withEntryToken/requireEntryToken got a middleware pass-through (NextResponse.next() or a rewrite), which has no body of its own: ' +
+        'the order has not run yet, so the token was released, not consumed. Verify the pass in middleware.ts/proxy.ts with verifyEntryPass ' +
+        "from 'waitgate/pass' (no store call), and claim it in the route handler with withEntryToken.",
+    );
+    this.name = 'PassThroughMisuseError';
+  }
 }
 
 /**

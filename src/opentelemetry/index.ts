@@ -1,6 +1,6 @@
 // waitgate/opentelemetry: records a WaitingQueue on an OpenTelemetry meter (gauges, counters, histograms).
 
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import * as diagnostics from 'node:diagnostics_channel';
 import { metrics, type Attributes, type BatchObservableCallback, type Meter } from '@opentelemetry/api';
 import { z } from 'zod';
 import { WaitgateConfigError, isWaitgateError } from '../errors.js';
@@ -8,6 +8,7 @@ import { parseStrict } from '../options.js';
 import { STORE_CALL_CHANNEL, type Listener, type StoreCallMessage, type WaitingQueue, type WaitingQueueEvents } from '../waiting-queue.js';
 import { ERROR_TYPE, QUEUE_NAME, STORE_OPERATION, TRANSITION, createInstruments } from './instruments.js';
 import { VERSION } from './version.js';
+import { useDiagnosticsChannel } from '../store-calls.js';
 
 /** Options of {@link instrumentQueue}. */
 export interface InstrumentQueueOptions {
@@ -118,7 +119,8 @@ export function instrumentQueue(queue: WaitingQueue, options: InstrumentQueueOpt
     if (message.error !== undefined) attributes[ERROR_TYPE] = errorType(message.error);
     instruments.storeCall.record(message.durationMs / 1000, attributes);
   };
-  subscribe(STORE_CALL_CHANNEL, onStoreCall);
+  useDiagnosticsChannel(diagnostics);
+  diagnostics.subscribe(STORE_CALL_CHANNEL, onStoreCall);
 
   return {
     stop() {
@@ -126,7 +128,7 @@ export function instrumentQueue(queue: WaitingQueue, options: InstrumentQueueOpt
       stopped = true;
       meter.removeBatchObservableCallback(observe, observables);
       for (const [event, listener] of Object.entries(listeners)) queue.off(event as 'entered', listener as Listener<'entered'>);
-      unsubscribe(STORE_CALL_CHANNEL, onStoreCall);
+      diagnostics.unsubscribe(STORE_CALL_CHANNEL, onStoreCall);
     },
   };
 }

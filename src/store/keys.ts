@@ -20,6 +20,8 @@ export interface QueueKeys {
   seen: string;
   /** zset entry score -> time (ms): entry checkpoints, at most one a second, for the wait figures of stats(). */
   entries: string;
+  /** zset member -> revoked at (ms): signed passes ended by WaitingQueue.revoke, kept a while. */
+  revoked: string;
 }
 
 /** The hash tag shared by a queue's keys: `{<prefix>:<name>}`. In Redis Cluster they all live in its slot. */
@@ -39,5 +41,6 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     admits: `${tag}:admits`,
     seen: `${tag}:seen`,
     entries: `${tag}:entries`,
+    revoked: `${tag}:revoked`,
   };
 }

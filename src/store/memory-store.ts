@@ -27,7 +27,8 @@ import { setControls, storedControls } from './memory/controls.js';
 import { enter, memberSnapshot } from './memory/entry.js';
 import { inspect, queueSnapshot, stats } from './memory/snapshots.js';
 import { newQueueState, type QueueState } from './memory/state.js';
-import { claim, consume, leave, release, touch } from './memory/tokens.js';
+import { claim, consume, dropToken, leave, release, touch } from './memory/tokens.js';
+import { Revocations } from './memory/revocations.js';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -54,6 +55,7 @@ const optionsSchema = z.strictObject({
 export class MemoryStore implements Store {
   readonly #now: () => number;
   readonly #queues = new Map<string, QueueState>();
+  readonly #revocations = new Revocations();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#now = parseStrict(optionsSchema, options).now ?? Date.now;
@@ -86,6 +88,16 @@ export class MemoryStore implements Store {
 
   async leave(queue: string, memberId: string): Promise<boolean> {
     return leave(this.#queue(queue), this.#now(), memberId);
+  }
+
+  async revoke(queue: string, memberId: string, request: { retainMs: number }): Promise<boolean> {
+    const now = this.#now();
+    this.#revocations.revoke(queue, memberId, now, request.retainMs);
+    return dropToken(this.#queue(queue), now, memberId);
+  }
+
+  async revokedAt(queue: string, memberId: string): Promise<number | null> {
+    return this.#revocations.revokedAt(queue, memberId);
   }
 
   async stats(queue: string): Promise<StatsSnapshot> {

@@ -374,3 +374,20 @@ export function decodeSetControls(r: Reply): { version: number } {
   const field = String(r[1]);
   throw new WaitgateConfigError(PATCH_FIELD[field] ?? field, String(r[2]));
 }
+
+/** One member's outcome in a batch: its value, or its own error (the others' stand). */
+export function settle<T>(decode: () => T): T | Error {
+  try {
+    return decode();
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** revokedAt's reply: the moment (ms) as a string, or null (false in Lua) when never revoked. */
+export function decodeRevokedAt(reply: Reply): number | null {
+  if (reply === null) return null;
+  const at = Number(reply);
+  if (!Number.isFinite(at)) throw new Error('waitgate: unexpected revokedAt reply');
+  return at;
+}

@@ -26,6 +26,8 @@ import {
   decodeStats,
   decodeEnterBatch,
   isStateLost,
+  settle,
+  decodeRevokedAt,
   type EnterBatchReply,
   type Reply,
 } from './redis-replies.js';
@@ -125,9 +127,7 @@ const optionsSchema = z
       .string()
       .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -')
       .default('waitgate'),
-    groupCommit: z
-      .union([z.boolean(), z.strictObject({ maxBatchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).optional() })])
-      .default(true),
+    groupCommit: z.union([z.boolean(), z.strictObject({ maxBatchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).optional() })]).default(true),
     subscriber: z
       .custom<SubscriberLike>(isSubscriber, 'must be an ioredis Redis or Cluster, or a node-redis client or cluster, of its own (client.duplicate())')
       .optional(),
@@ -268,6 +268,15 @@ export class RedisStore implements Store {
     return (await this.#call<number>(queue, 'leave', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen], [memberId])) === 1;
   }
 
+  async revoke(queue: string, memberId: string, request: { retainMs: number }): Promise<boolean> {
+    const k = this.#keysOf(queue);
+    return (await this.#call<number>(queue, 'revoke', [k.tokens, k.active, k.leases, k.meta, k.revoked], [memberId, request.retainMs])) === 1;
+  }
+
+  async revokedAt(queue: string, memberId: string): Promise<number | null> {
+    return decodeRevokedAt(await this.#call(queue, 'revokedAt', [this.#keysOf(queue).revoked, this.#keysOf(queue).meta], [memberId]));
+  }
+
   async touch(queue: string, request: { seen: readonly string[]; pickedUp: readonly string[] }): Promise<number> {
     const k = this.#keysOf(queue);
     return this.#call<number>(
@@ -386,14 +395,5 @@ export class RedisStore implements Store {
     this.#generations.learn(queue, generation);
     this.#clock.observe(queue, snapshot.now, performance.now());
     return snapshot;
-  }
-}
-
-/** One member's outcome in a batch: its value, or its own error (the others' stand). */
-function settle<T>(decode: () => T): T | Error {
-  try {
-    return decode();
-  } catch (error) {
-    return error instanceof Error ? error : new Error(String(error));
   }
 }

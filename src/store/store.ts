@@ -338,6 +338,13 @@ export interface Store {
   watchHeadMoves?(queue: string, listener: HeadMovesListener, onError: (error: Error) => void): HeadMovesWatch;
   /** Optional: one member's state for an operator, without its token; reads only (not a sign of life, no pick-up). */
   inspect?(queue: string, memberId: string): Promise<Omit<MemberInspection, 'memberId'>>;
+  /**
+   * Optional: ends a member's signed pass (WaitingQueue.revoke): drops its token and records
+   * the moment (store time), kept `retainMs`. Resolves true if it held a live token. Safe to repeat.
+   */
+  revoke?(queue: string, memberId: string, request: { retainMs: number }): Promise<boolean>;
+  /** Optional: when the member was last revoked (epoch ms, store time), or null. Reads only. */
+  revokedAt?(queue: string, memberId: string): Promise<number | null>;
 }
 
 /** Options of {@link Store.enter}. */

@@ -5,6 +5,7 @@ import { MemoryStore, WaitgateConfigError, WaitingQueue } from '../../src/index.
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
+import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { describeTruthContract } from '../contract/truth-contract.js';
@@ -102,4 +103,11 @@ describe('MemoryStore on a frozen clock', () => {
     expect(() => new MemoryStore({ clock: Date.now } as never)).toThrow(WaitgateConfigError);
     expect(() => new MemoryStore({ now: 5 } as never)).toThrow(/now/);
   });
+});
+
+describeRevokeContract('MemoryStore', {
+  async create() {
+    const clock = fakeClock();
+    return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
+  },
 });

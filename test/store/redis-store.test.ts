@@ -18,6 +18,7 @@ import {
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
+import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { describeTruthContract } from '../contract/truth-contract.js';
@@ -399,4 +400,10 @@ describe('RedisStore token bucket', () => {
     const exact = Math.min(1, 0 + ((Number(bts) - before) * (1 / 3)) / 1000);
     expect(Number(bt)).toBe(exact);
   });
+});
+
+describeRevokeContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
 });

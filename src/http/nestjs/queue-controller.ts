@@ -20,7 +20,7 @@ export function decorateMethod(prototype: object, name: string, ...decorators: M
 
 /**
  * A controller at `routesPrefix` answering `POST enter`, `GET position` and `DELETE`
- * (leave) for the member `memberId(request)` returns. It writes each answer itself
+ * (leave) for the member `memberId(request)` returns, and `GET .well-known/jwks.json`. It writes each answer itself
  * (status, headers, body) through Nest's HTTP adapter, on Express and Fastify alike, so
  * the answers are those of every waitgate adapter whatever interceptors or filters the
  * app adds: the polling client depends on them.
@@ -44,8 +44,12 @@ export function createQueueController(routesPrefix: string): Type<unknown> {
       return this.answer('leave', request, response);
     }
 
+    jwks(request: PlatformRequest, response: unknown): Promise<void> {
+      return this.answer('jwks', request, response);
+    }
+
     private async answer(action: QueueAction, request: PlatformRequest, response: unknown): Promise<void> {
-      const result = await runQueueRoute(this.config.queue, action, await this.config.memberId(request));
+      const result = await runQueueRoute(this.config.queue, action, () => this.config.memberId(request));
       const adapter = this.adapterHost.httpAdapter;
       for (const [name, value] of Object.entries(result.headers)) adapter.setHeader(response, name, value);
       adapter.reply(response, result.body, result.status);

@@ -59,6 +59,13 @@ export function leave(q: QueueState, now: number, memberId: string): boolean {
   return wasWaiting || hadToken;
 }
 
+/** Drops the member's token (a revoked pass): whether it held a live one. */
+export function dropToken(q: QueueState, now: number, memberId: string): boolean {
+  const record = q.tokens.get(memberId);
+  q.tokens.delete(memberId);
+  return record !== undefined && deadlineOf(record) > now;
+}
+
 export function touch(q: QueueState, now: number, request: { seen: readonly string[]; pickedUp: readonly string[] }): number {
   let recorded = 0;
   for (const memberId of request.seen) {
