@@ -12,6 +12,8 @@ export default defineConfig(
       'dist/',
       'coverage/',
       'docs/api/',
+      'examples/nextjs/.next/',
+      'examples/nextjs/next-env.d.ts',
       '.artifacts/',
       'node_modules/',
       'src/store/lua.generated.ts',
