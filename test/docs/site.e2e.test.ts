@@ -1,12 +1,14 @@
-// The documentation site as built by `npm run docs:build` (docs/.vitepress/dist, its dead links
-// already refused by VitePress), served by `vitepress serve` and opened in Debian's Chromium:
+// The documentation site, built here as `npm run docs:build` does (TypeDoc, then VitePress, which
+// fails on a dead link), served by `vitepress serve` and opened in Debian's Chromium:
 // the home, getting-started and troubleshooting pages render with no console error and no failed
 // request, and the API reference from TypeDoc is in the site. Screenshots go to .artifacts/site/.
 
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium.js';
@@ -27,12 +29,18 @@ const freePort = () =>
 let server: Server;
 let browser: Browser;
 beforeAll(async () => {
-  if (!existsSync(`${built}/index.html`)) throw new Error('docs/.vitepress/dist is missing: run `npm run docs:build` first (.ci/run does).');
+  // docs:build without its predocs:build: the generated sources are there (npm test's build made
+  // them), and rewriting them now would race the unit files importing them beside this one.
+  for (const [bin, args] of [['typedoc', []], ['vitepress', ['build', 'docs']]] as const) {
+    await promisify(execFile)(`${root}node_modules/.bin/${bin}`, [...args], { cwd: root, maxBuffer: 16 * 1024 * 1024 }).catch((error: { stdout?: string; stderr?: string }) => {
+      throw new Error(`${bin} ${args.join(' ')} failed (npm run docs:build):\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
+    });
+  }
   await mkdir(shots, { recursive: true });
   const port = await freePort();
   server = await startServer(`${root}node_modules/.bin/vitepress`, ['serve', 'docs', '--port', String(port)], { cwd: root, listening: new RegExp(`localhost:(${port})`) });
   browser = await launchChromium();
-});
+}, 240_000);
 afterAll(async () => {
   await browser?.close();
   await server?.close();

@@ -19,6 +19,7 @@ const ESTIMATES: Array<[RegExp, number]> = [
   [/^test\/cli\//, 30],
   [/^test\/runtimes\//, 12],
   [/^test\/package\//, 25],
+  [/^test\/docs\/site\.e2e\.test\.ts$/, 50], // npm run docs:build (TypeDoc, VitePress), then Chromium
   [/^test\/dashboard\/.*\.e2e\.test\.ts$/, 22],
   [/^test\/faults\/(process-faults|model|claimers|cluster)\.test\.ts$/, 12],
   [/^test\/examples\/adapters-ts\.test\.ts$/, 11],
