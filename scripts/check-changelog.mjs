@@ -29,7 +29,9 @@ function manifestChanged() {
 const visible = changed.filter((file) => /^(src|lua)\//.test(file));
 if (manifestChanged()) visible.push('package.json (published fields)');
 if (visible.length > 0 && !changed.includes('CHANGELOG.md')) {
-  console.error(`check-changelog: these user-visible files changed, CHANGELOG.md did not (add a line under "Unreleased", or label the PR no-changelog):\n  ${visible.join('\n  ')}`);
+  console.error(
+    `check-changelog: these user-visible files changed, CHANGELOG.md did not (add a line under "Unreleased", or label the PR no-changelog):\n  ${visible.join('\n  ')}`,
+  );
   process.exit(1);
 }
 console.log(`check-changelog: ok (${visible.length} user-visible file(s) changed${visible.length ? ', CHANGELOG.md too' : ''})`);

@@ -20,7 +20,13 @@ export default defineConfig({
   head: [['link', { rel: 'icon', type: 'image/svg+xml', href: '/favicon.svg' }]],
   // Links into the repository (../src, ../examples, ../README.md) are for readers on GitHub;
   // on the site they point outside it. Everything else must resolve.
-  ignoreDeadLinks: [/^https?:\/\/localhost\b/, /^\.\.?\/\.\.\//, /^\.\.\/(README|CONTRIBUTING|SECURITY|CHANGELOG)/, /^\.\.\/(src|examples|test|bench|lua|scripts)\//, /^\.\.\/[\w.-]+\.(ts|json|mjs)$/],
+  ignoreDeadLinks: [
+    /^https?:\/\/localhost\b/,
+    /^\.\.?\/\.\.\//,
+    /^\.\.\/(README|CONTRIBUTING|SECURITY|CHANGELOG)/,
+    /^\.\.\/(src|examples|test|bench|lua|scripts)\//,
+    /^\.\.\/[\w.-]+\.(ts|json|mjs)$/,
+  ],
   markdown: { anchor: { slugify } },
   themeConfig: {
     nav: [

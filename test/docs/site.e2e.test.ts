@@ -31,14 +31,22 @@ let browser: Browser;
 beforeAll(async () => {
   // docs:build without its predocs:build: the generated sources are there (npm test's build made
   // them), and rewriting them now would race the unit files importing them beside this one.
-  for (const [bin, args] of [['typedoc', []], ['vitepress', ['build', 'docs']]] as const) {
-    await promisify(execFile)(`${root}node_modules/.bin/${bin}`, [...args], { cwd: root, maxBuffer: 16 * 1024 * 1024 }).catch((error: { stdout?: string; stderr?: string }) => {
-      throw new Error(`${bin} ${args.join(' ')} failed (npm run docs:build):\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
-    });
+  for (const [bin, args] of [
+    ['typedoc', []],
+    ['vitepress', ['build', 'docs']],
+  ] as const) {
+    await promisify(execFile)(`${root}node_modules/.bin/${bin}`, [...args], { cwd: root, maxBuffer: 16 * 1024 * 1024 }).catch(
+      (error: { stdout?: string; stderr?: string }) => {
+        throw new Error(`${bin} ${args.join(' ')} failed (npm run docs:build):\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
+      },
+    );
   }
   await mkdir(shots, { recursive: true });
   const port = await freePort();
-  server = await startServer(`${root}node_modules/.bin/vitepress`, ['serve', 'docs', '--port', String(port)], { cwd: root, listening: new RegExp(`localhost:(${port})`) });
+  server = await startServer(`${root}node_modules/.bin/vitepress`, ['serve', 'docs', '--port', String(port)], {
+    cwd: root,
+    listening: new RegExp(`localhost:(${port})`),
+  });
   browser = await launchChromium();
 }, 240_000);
 afterAll(async () => {

@@ -19,10 +19,18 @@ for (const adapter of ['fetch', 'hono']) {
   const env = { WAITGATE_ADAPTER: adapter };
   runs.push(
     [`Bun.serve (${adapter})`, () => startServer(bun, ['run', 'bun-serve.mjs'], { cwd: servers, env, listening: LISTENING })],
-    [`Deno.serve (${adapter})`, () => startServer(deno, ['run', '-A', '--unstable-no-legacy-abort', 'deno-serve.mjs'], { cwd: servers, env, listening: LISTENING })],
+    [
+      `Deno.serve (${adapter})`,
+      () => startServer(deno, ['run', '-A', '--unstable-no-legacy-abort', 'deno-serve.mjs'], { cwd: servers, env, listening: LISTENING }),
+    ],
     [
       `deno serve (${adapter})`,
-      () => startServer(deno, ['serve', '-A', '--unstable-no-legacy-abort', '--host', '127.0.0.1', '--port', '0', 'default-export.mjs'], { cwd: servers, env, listening: DENO_SERVE_LISTENING }),
+      () =>
+        startServer(deno, ['serve', '-A', '--unstable-no-legacy-abort', '--host', '127.0.0.1', '--port', '0', 'default-export.mjs'], {
+          cwd: servers,
+          env,
+          listening: DENO_SERVE_LISTENING,
+        }),
     ],
   );
 }

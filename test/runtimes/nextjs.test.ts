@@ -28,7 +28,11 @@ beforeAll(async () => {
   const { stdout, stderr } = await promisify(execFile)(next, ['build'], { cwd: example, env, maxBuffer: 16 * 1024 * 1024 });
   buildOutput = stdout + stderr;
   const port = await freePort();
-  server = await startServer(next, ['start', '-p', String(port), '-H', '127.0.0.1'], { cwd: example, env, listening: new RegExp(`:(${port})[\\s\\S]*Ready in`) });
+  server = await startServer(next, ['start', '-p', String(port), '-H', '127.0.0.1'], {
+    cwd: example,
+    env,
+    listening: new RegExp(`:(${port})[\\s\\S]*Ready in`),
+  });
 }, 240_000);
 afterAll(async () => {
   await server?.close();

@@ -14,8 +14,17 @@ export interface Server {
 }
 
 /** Spawns a server and resolves once its output matches `listening` (group 1: the port). */
-export function startServer(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; listening: RegExp; timeoutMs?: number }): Promise<Server> {
-  const child: ChildProcess = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+export function startServer(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; listening: RegExp; timeoutMs?: number },
+): Promise<Server> {
+  const child: ChildProcess = spawn(command, args, {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let output = '';
   const close = () =>
     new Promise<void>((resolve) => {
@@ -24,7 +33,10 @@ export function startServer(command: string, args: string[], options: { cwd: str
       process.kill(-child.pid!, 'SIGTERM'); // the group: `next start` runs a child of its own
     });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => void close().then(() => reject(new Error(`${command} ${args.join(' ')} did not listen in time:\n${output}`))), options.timeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => void close().then(() => reject(new Error(`${command} ${args.join(' ')} did not listen in time:\n${output}`))),
+      options.timeoutMs ?? 30_000,
+    );
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const port = options.listening.exec(output)?.[1];
@@ -60,10 +72,14 @@ export function describeRuntime(name: string, server: () => Server, { testHeader
       expect((await call('POST', '/api/queue/enter', { 'x-member-id': member })).status).toBe(200);
       let token: string | null = null;
       await expect
-        .poll(async () => (token = ((await (await call('GET', '/api/queue/position', { 'x-member-id': member })).json()) as { entryToken: string | null }).entryToken), {
-          timeout: 10_000,
-          interval: 100,
-        })
+        .poll(
+          async () =>
+            (token = ((await (await call('GET', '/api/queue/position', { 'x-member-id': member })).json()) as { entryToken: string | null }).entryToken),
+          {
+            timeout: 10_000,
+            interval: 100,
+          },
+        )
         .toEqual(expect.any(String));
       return { member, token: token! };
     };
