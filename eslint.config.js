@@ -11,7 +11,11 @@ export default defineConfig(
     ignores: [
       'dist/',
       'coverage/',
-      'docs/api/',
+      'docs/public/api/',
+      'docs/.vitepress/cache/',
+      'docs/.vitepress/dist/',
+      'examples/nextjs/.next/',
+      'examples/nextjs/next-env.d.ts',
       '.artifacts/',
       'node_modules/',
       'src/store/lua.generated.ts',
@@ -41,7 +45,8 @@ export default defineConfig(
     // Type-aware, so these need the TypeScript program (tsconfig.json); only the promise
     // rules, which cost a few seconds and catch what the syntax-only rules cannot.
     files: ['**/*.{ts,mts,cts}'],
-    ignores: ['test/types/cases/**'],
+    // docs/.vitepress/config.mts is the site's config, outside the TypeScript program.
+    ignores: ['test/types/cases/**', 'docs/.vitepress/**'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },

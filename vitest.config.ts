@@ -5,6 +5,8 @@ import LongestFirstSequencer from './test/support/sequencer.js';
 const REDIS_PROJECT = ['test/store/redis-*.test.ts', 'test/store/head-moves.test.ts'];
 /** The files that run the built package (dist/) or tsc: slow, and they need `npm run build` first. */
 const BUILT_PROJECT = ['test/types/**/*.test.ts', 'test/cli/**/*.test.ts'];
+/** Bun, Deno and Next.js serving dist/ (their binaries are pinned devDependencies): `npm run build` first. */
+const RUNTIMES_PROJECT = ['test/runtimes/**/*.test.ts'];
 
 // Two groups, one after the other, every file of a group in one pool, longest first
 // (test/support/sequencer.ts).
@@ -15,7 +17,8 @@ const BUILT_PROJECT = ['test/types/**/*.test.ts', 'test/cli/**/*.test.ts'];
 const BUSY = { sequence: { groupOrder: 0 }, maxWorkers: 2 };
 const WAITING = { sequence: { groupOrder: 1 }, maxWorkers: 6 };
 
-// `unit` needs nothing; `built` runs dist/ (the command) and tsc (the type cases);
+// `unit` needs nothing; `built` runs dist/ (the command) and tsc (the type cases); `runtimes`
+// serves dist/ on Bun, Deno and Next.js;
 // `redis` gets a real redis-server from the global setup; `faults` spawns its own servers
 // to break them; `e2e` drives the example shop in Debian's Chromium; `package` installs
 // the packed tarball. `npm run test:quick` runs `unit` and a Redis smoke.
@@ -39,7 +42,7 @@ export default defineConfig({
           ...BUSY,
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: [...REDIS_PROJECT, ...BUILT_PROJECT, 'test/package/**', 'test/faults/**', 'test/**/*.e2e.test.ts'],
+          exclude: [...REDIS_PROJECT, ...BUILT_PROJECT, ...RUNTIMES_PROJECT, 'test/package/**', 'test/faults/**', 'test/**/*.e2e.test.ts'],
         },
       },
       {
@@ -47,6 +50,17 @@ export default defineConfig({
           ...BUSY,
           name: 'built',
           include: BUILT_PROJECT,
+        },
+      },
+      {
+        test: {
+          ...BUSY,
+          // Each file spawns its runtime's servers; the Next.js file builds the example once
+          // (`next build`, the longest file: it starts first, beside the rest of the group).
+          name: 'runtimes',
+          include: RUNTIMES_PROJECT,
+          testTimeout: 30_000,
+          hookTimeout: 240_000,
         },
       },
       {

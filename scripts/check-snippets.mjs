@@ -44,6 +44,8 @@ const tsconfigJson = {
     allowJs: true,
     checkJs: true,
     noEmit: true,
+    // A Next.js app imports its modules by their .ts name (examples/nextjs), as Next.js resolves them.
+    allowImportingTsExtensions: true,
     // NestJS apps compile with legacy decorators (the README's NestJS section uses them).
     experimentalDecorators: true,
   },
@@ -196,7 +198,7 @@ for (const file of markdown) {
 for (const name of readdirSync(join(root, 'examples')).sort()) {
   const dir = join(root, 'examples', name);
   if (!statSync(dir).isDirectory()) continue;
-  const files = filesOf(dir).filter((f) => /\.[cm]?ts$/.test(f) && !f.includes('node_modules'));
+  const files = filesOf(dir).filter((f) => /\.[cm]?ts$/.test(f) && !/node_modules|[/\\]\.next[/\\]|next-env\.d\.ts$/.test(f));
   if (files.length === 0) continue;
   checked++;
   const errors = check(files, (fileName, line, character) => `${rel(fileName)}:${line + 1}:${character + 1}`);

@@ -47,7 +47,7 @@ const optionsSchema = z.strictObject({
  * @param queue - the queue to record; instrument each instance (each app process) that runs one.
  * @param options - `meter`: defaults to the global API's `getMeter('waitgate', <waitgate's version>)`.
  * @returns a handle whose `stop()` ends the recording.
- * @throws {@link WaitgateConfigError} `CONFIG_INVALID` for an unknown option, a meter
+ * @throws `WaitgateConfigError` `CONFIG_INVALID` for an unknown option, a meter
  *   that is not one, or a queue that is not a WaitingQueue.
  *
  * @example

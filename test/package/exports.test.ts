@@ -41,6 +41,7 @@ interface PackedManifest {
   exports: Record<string, ExportEntry>;
   bin?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  scripts?: Record<string, string>;
 }
 
 /** A probe's report for one subpath: its named exports, and those it shares with the root but as different objects. */
@@ -164,6 +165,13 @@ describe('the packed tarball', () => {
     expect(tarballFiles.some((file) => /^lua\/.+\.lua$/.test(file))).toBe(true);
     expect(tarballFiles.filter((file) => /^(src|test|examples|scripts|docs)\//.test(file))).toEqual([]);
     expect(tarballFiles.filter((file) => /\.[cm]?ts$/.test(file) && !/\.d\.[cm]?ts$/.test(file))).toEqual([]);
+  });
+
+  it('runs no script of its own when installed (no preinstall, install, postinstall or prepare)', () => {
+    // An install-time script runs on every user's machine (and is refused by npm's allow-lists);
+    // the generated sources are built before packing, never at install.
+    const installTime = ['preinstall', 'install', 'postinstall', 'prepare'];
+    expect(Object.keys(manifest.scripts ?? {}).filter((name) => installTime.includes(name))).toEqual([]);
   });
 
   it('holds every file its exports map points to, each subpath with import and require branches', () => {

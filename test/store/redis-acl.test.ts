@@ -1,5 +1,5 @@
-// S7: a least-privilege Redis user. The ACL is the one README.md documents in "Redis in
-// production" (parsed from the README, so the test follows the docs): the whole store
+// S7: a least-privilege Redis user. The ACL is the one docs/redis.md documents in "Redis in
+// production" (parsed from that page, so the test follows the docs): the whole store
 // contract runs as that user, FLUSHALL and CONFIG are denied (NOPERM), keys outside the
 // prefix are denied even inside scripts, and the eviction-policy check still works
 // through INFO.
@@ -25,12 +25,12 @@ function shellWords(line: string): string[] {
   return words;
 }
 
-/** The `ACL SETUSER` rules of README.md's least-privilege section. */
+/** The `ACL SETUSER` rules of docs/redis.md's least-privilege section. */
 function readmeAcl(): { user: string; password: string; rules: string[] } {
-  const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+  const readme = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'redis.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Redis in production'));
   const block = /Least-privilege user[\s\S]*?```sh\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!block) throw new Error('README.md has no ```sh block in the "Least-privilege user" item of "Redis in production"');
+  if (!block) throw new Error('docs/redis.md has no ```sh block in the "Least-privilege user" item of "Redis in production"');
   const words = shellWords(block.replace(/\\\n/g, ' '));
   const at = words.findIndex((w, i) => w.toUpperCase() === 'ACL' && words[i + 1]?.toUpperCase() === 'SETUSER');
   if (at < 0) throw new Error(`README's least-privilege block is not an ACL SETUSER command: ${block}`);
@@ -71,7 +71,7 @@ afterAll(async () => {
   }
 });
 
-describe('the least-privilege ACL of README.md', () => {
+describe('the least-privilege ACL of docs/redis.md', () => {
   it('is a user limited to the {waitgate: key prefix, with every other command class removed', () => {
     expect(acl.rules).toContain('~{waitgate:*');
     expect(acl.rules).toContain('-@all');
@@ -90,7 +90,7 @@ describe('the least-privilege ACL of README.md', () => {
       if (answer !== 'OK') denied.push(`${command}: ${answer}`);
     }
     // A miss here means the README's ACL breaks that script for its users: NOPERM at run time.
-    expect(denied, `README.md's ACL lacks commands the scripts use (${Object.keys(scripts).join(', ')})`).toEqual([]);
+    expect(denied, `docs/redis.md's ACL lacks commands the scripts use (${Object.keys(scripts).join(', ')})`).toEqual([]);
   });
 
   it('denies FLUSHALL, CONFIG, DEBUG and KEYS (NOPERM)', async () => {

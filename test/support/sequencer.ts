@@ -15,8 +15,11 @@ const ESTIMATES: Array<[RegExp, number]> = [
   [/^test\/types\//, 85], // seven tsc programs
   [/^test\/faults\/connection-faults\.test\.ts$/, 57],
   [/^test\/faults\/multi-process\.test\.ts$/, 36],
+  [/^test\/runtimes\/nextjs\.test\.ts$/, 60], // next build (type-check included), then next start
   [/^test\/cli\//, 30],
+  [/^test\/runtimes\//, 12],
   [/^test\/package\//, 25],
+  [/^test\/docs\/site\.e2e\.test\.ts$/, 50], // npm run docs:build (TypeDoc, VitePress), then Chromium
   [/^test\/dashboard\/.*\.e2e\.test\.ts$/, 22],
   [/^test\/faults\/(process-faults|model|claimers|cluster)\.test\.ts$/, 12],
   [/^test\/examples\/adapters-ts\.test\.ts$/, 11],

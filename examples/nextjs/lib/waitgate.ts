@@ -8,9 +8,17 @@
 import { Redis } from 'ioredis';
 import { MemoryStore, RedisStore, WaitingQueue } from 'waitgate';
 
+function redisClient(url: string): Redis {
+  const client = new Redis(url);
+  // ioredis emits 'error' on every failed (re)connect; unheard, Node prints "Unhandled error
+  // event" (`next build` loads this module too). The queue reports what fails a call.
+  client.on('error', (error: Error) => console.error('[redis]', error.message));
+  return client;
+}
+
 function createQueue(): WaitingQueue {
   // Several instances (serverless, several pods) must share the queue: use Redis there.
-  const store = process.env.REDIS_URL ? new RedisStore({ client: new Redis(process.env.REDIS_URL) }) : new MemoryStore();
+  const store = process.env.REDIS_URL ? new RedisStore({ client: redisClient(process.env.REDIS_URL) }) : new MemoryStore();
   const queue = new WaitingQueue({ store, name: 'orders', admitRatePerSecond: 10 });
   queue.on('error', (error) => console.error('[waitgate]', error.message));
   queue.startAdmitter(); // on every instance: the rate is shared through the store

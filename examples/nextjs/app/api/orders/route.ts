@@ -1,7 +1,7 @@
 // POST /api/orders, behind the guard: it claims the X-Entry-Token and answers 401/409/503 itself.
 
 import { withEntryToken } from 'waitgate/fetch';
-import { currentUser, db, queue } from '../../../lib/waitgate.js';
+import { currentUser, db, queue } from '../../../lib/waitgate.ts';
 
 export const POST = withEntryToken(queue, { memberId: (request) => currentUser(request)?.id }, async (request, entry) => {
   const body = (await request.json().catch(() => ({}))) as { item?: unknown };

@@ -2,7 +2,7 @@
 // [[...path]] also matches /api/queue itself (a plain [...path] would miss the DELETE).
 
 import { queueRoutes } from 'waitgate/fetch';
-import { currentUser, queue } from '../../../../lib/waitgate.js';
+import { currentUser, queue } from '../../../../lib/waitgate.ts';
 
 const routes = queueRoutes(queue, { memberId: (request) => currentUser(request)?.id, prefix: '/api/queue' });
 const handle = async (request: Request) => (await routes(request)) ?? new Response(null, { status: 404 });

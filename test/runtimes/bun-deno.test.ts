@@ -1,0 +1,52 @@
+// Bun and Deno, their binaries from the npm registry (pinned devDependencies @oven/bun-linux-x64
+// and @deno/linux-x64-glibc; nothing is installed at test time), serving the built package on
+// waitgate/fetch and waitgate/hono, through the runtime table. Needs `npm run build`.
+
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeRuntime, startServer, type Server } from './table.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const servers = fileURLToPath(new URL('./servers/', import.meta.url));
+const bun = `${root}node_modules/@oven/bun-linux-x64/bin/bun`;
+const deno = `${root}node_modules/@deno/linux-x64-glibc/deno`;
+const LISTENING = /listening (\d+)/;
+const DENO_SERVE_LISTENING = /Listening on http:\/\/[^\s]*:(\d+)\//;
+
+const started: Record<string, Server> = {};
+const runs: Array<[string, () => Promise<Server>]> = [];
+for (const adapter of ['fetch', 'hono']) {
+  const env = { WAITGATE_ADAPTER: adapter };
+  runs.push(
+    [`Bun.serve (${adapter})`, () => startServer(bun, ['run', 'bun-serve.mjs'], { cwd: servers, env, listening: LISTENING })],
+    [
+      `Deno.serve (${adapter})`,
+      () => startServer(deno, ['run', '-A', '--unstable-no-legacy-abort', 'deno-serve.mjs'], { cwd: servers, env, listening: LISTENING }),
+    ],
+    [
+      `deno serve (${adapter})`,
+      () =>
+        startServer(deno, ['serve', '-A', '--unstable-no-legacy-abort', '--host', '127.0.0.1', '--port', '0', 'default-export.mjs'], {
+          cwd: servers,
+          env,
+          listening: DENO_SERVE_LISTENING,
+        }),
+    ],
+  );
+}
+
+beforeAll(async () => {
+  await Promise.all(runs.map(async ([name, start]) => void (started[name] = await start())));
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(Object.values(started).map((server) => server.close()));
+});
+
+for (const [name] of runs) describeRuntime(name, () => started[name]!);
+
+it('runs dist/ through the exports map, and prints no warning (Deno with --unstable-no-legacy-abort: none about request.signal)', () => {
+  for (const [name, server] of Object.entries(started)) {
+    expect(server.output(), name).toContain(`waitgate from file://${root}dist/index.js`);
+    expect(server.output(), name).not.toMatch(/warn|unhandled|request\.signal/i);
+  }
+});
