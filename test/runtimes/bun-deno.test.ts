@@ -1,15 +1,15 @@
-// Bun and Deno, their binaries from the npm registry (pinned devDependencies @oven/bun-linux-x64
-// and @deno/linux-x64-glibc; nothing is installed at test time), serving the built package on
+// Bun and Deno, their binaries from the npm registry (pinned in scripts/runtimes.mjs, installed
+// on first use into node_modules/.cache, then from npm's cache), serving the built package on
 // waitgate/fetch and waitgate/hono, through the runtime table. Needs `npm run build`.
 
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ensureRuntimes } from '../../scripts/runtimes.mjs';
 import { describeRuntime, startServer, type Server } from './table.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const servers = fileURLToPath(new URL('./servers/', import.meta.url));
-const bun = `${root}node_modules/@oven/bun-linux-x64/bin/bun`;
-const deno = `${root}node_modules/@deno/linux-x64-glibc/deno`;
+const { bun, deno } = ensureRuntimes();
 const LISTENING = /listening (\d+)/;
 const DENO_SERVE_LISTENING = /Listening on http:\/\/[^\s]*:(\d+)\//;
 
