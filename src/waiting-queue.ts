@@ -15,6 +15,7 @@ import { hasTokenShape, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } 
 import { presenceHeadOf } from './rates.js';
 import type { ControlsView, MemberSnapshot, Store } from './store/store.js';
 import type { Admission, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
+import { withShadowed } from './shadowed.js';
 import { QueueEvents, REPORT_ERROR, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
 import { STORE_CALL_CHANNEL, StoreCalls, type StoreCallMessage as StoreCallMessageOf } from './store-calls.js';
 
@@ -338,7 +339,7 @@ export class WaitingQueue {
    * 10 minutes' admissions (kept in the store).
    */
   async stats(): Promise<QueueStats> {
-    return queueStats(await this.#calls.call('stats', (store) => store.stats(this.name)), this.#config);
+    return withShadowed(queueStats(await this.#calls.call('stats', (store) => store.stats(this.name)), this.#config), this);
   }
 
   /**
