@@ -12,6 +12,7 @@ export default defineConfig({
     fetch: 'src/http/fetch.ts',
     hono: 'src/http/hono.ts',
     nestjs: 'src/http/nestjs.ts',
+    gate: 'src/gate/index.ts',
     opentelemetry: 'src/opentelemetry/index.ts',
     dashboard: 'src/dashboard/index.ts',
     cli: 'src/cli/index.ts',
@@ -22,8 +23,8 @@ export default defineConfig({
   clean: true,
   splitting: true,
   target: 'node20',
-  // The frameworks and ioredis are the user's (optional peers). fastify-plugin (MIT,
+  // The frameworks, ioredis and altcha-lib (waitgate/gate's powGate) are the user's (optional peers). fastify-plugin (MIT,
   // a few lines) is bundled, so users of waitgate/fastify need not install it.
-  external: ['ioredis', 'redis', 'express', 'fastify', 'koa', 'hono', /^hono\//, /^@nestjs\//, /^rxjs/, '@opentelemetry/api'],
+  external: ['ioredis', 'redis', 'express', 'fastify', 'koa', 'hono', /^hono\//, /^@nestjs\//, /^rxjs/, '@opentelemetry/api', 'altcha-lib', /^altcha-lib\//],
   noExternal: ['fastify-plugin'],
 });

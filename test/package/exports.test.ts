@@ -31,6 +31,7 @@ const EXPECTED_EXPORTS: Record<string, string[]> = {
   './express': ['queueRoutes', 'requireEntryToken'],
   './fastify': ['queueRoutes', 'requireEntryToken'],
   './koa': ['queueRoutes', 'requireEntryToken'],
+  './gate': ['powGate', 'siteverifyGate', 'requestHeader'],
 };
 
 type Conditions = { types: string; default: string };
