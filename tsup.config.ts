@@ -13,6 +13,7 @@ export default defineConfig({
     hono: 'src/http/hono.ts',
     nestjs: 'src/http/nestjs.ts',
     pass: 'src/pass/index.ts',
+    gate: 'src/gate/index.ts',
     opentelemetry: 'src/opentelemetry/index.ts',
     dashboard: 'src/dashboard/index.ts',
     cli: 'src/cli/index.ts',
@@ -23,9 +24,10 @@ export default defineConfig({
   clean: true,
   splitting: true,
   target: 'node20',
-  // The frameworks and ioredis are the user's (optional peers). fastify-plugin (MIT,
-  // a few lines) is bundled, so users of waitgate/fastify need not install it; so is jose
-  // (MIT, no dependencies), which is ESM only: bundled, waitgate/pass also works from require().
-  external: ['ioredis', 'redis', 'express', 'fastify', 'koa', 'hono', /^hono\//, /^@nestjs\//, /^rxjs/, '@opentelemetry/api'],
+  // The frameworks, ioredis and altcha-lib (waitgate/gate's powGate) are the user's (optional
+  // peers). fastify-plugin (MIT, a few lines) is bundled, so users of waitgate/fastify need not
+  // install it; so is jose (MIT, no dependencies), which is ESM only: bundled, waitgate/pass
+  // also works from require().
+  external: ['ioredis', 'redis', 'express', 'fastify', 'koa', 'hono', /^hono\//, /^@nestjs\//, /^rxjs/, '@opentelemetry/api', 'altcha-lib', /^altcha-lib\//],
   noExternal: ['fastify-plugin', 'jose'],
 });

@@ -153,7 +153,7 @@ export function queueStats(s: StatsSnapshot, options: { admitRatePerSecond: numb
     admittedPerSecond: observedRate(s.window, s.now),
     admitRatePerSecond: rateInForce(s.pinnedRate, s.adaptiveRate, options),
     abandoned,
-    totals: s.totals ?? { entered: 0, admitted: 0, abandoned, consumed: 0, expired: 0 },
+    totals: { ...(s.totals ?? { entered: 0, admitted: 0, abandoned, consumed: 0, expired: 0 }), shadowed: 0 },
     waitSeconds: waitFigures(s.waitSlots ?? [], s.now),
   };
 }

@@ -109,8 +109,12 @@ export interface QueueStats {
   admitRatePerSecond: number;
   /** Members dropped as abandoned since the queue began (silent for `abandonAfterSeconds` when their turn came); the same as `totals.abandoned`. */
   abandoned: number;
-  /** Queue-wide totals since the queue began, kept in the store (all 0 on a custom store that keeps none). */
-  totals: QueueTotals;
+  /**
+   * Queue-wide totals since the queue began, kept in the store (all 0 on a custom store that keeps none),
+   * and `shadowed`: members the gate shadowed on THIS instance since it started (never written to the
+   * store, so a shadowed member costs it nothing; sum it over instances yourself). See docs/fair-entry.md.
+   */
+  totals: QueueTotals & { shadowed: number };
   /** The wait of members admitted in the last 10 minutes, kept in the store. */
   waitSeconds: WaitFigures;
 }

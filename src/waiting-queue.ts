@@ -14,6 +14,7 @@ import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } f
 import { presenceHeadOf } from './rates.js';
 import type { ControlsView, MemberSnapshot, Store } from './store/store.js';
 import type { Admission, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
+import { withShadowed } from './shadowed.js';
 import { QueueEvents, REPORT_ERROR, admittedEvent, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
 import { signedAdmissions, signedPosition, storeTokenOf, type EntryPassKeys } from './signing/pass-signer.js';
 import { REVOCATION_RETAIN_MS, storeThat } from './store-capability.js';
@@ -318,7 +319,7 @@ export class WaitingQueue {
    * 10 minutes' admissions (kept in the store).
    */
   async stats(): Promise<QueueStats> {
-    return queueStats(await this.#calls.call('stats', (store) => store.stats(this.name)), this.#config);
+    return withShadowed(queueStats(await this.#calls.call('stats', (store) => store.stats(this.name)), this.#config), this);
   }
 
   /**

@@ -43,6 +43,8 @@ export default defineConfig({
           { text: 'Frameworks and runtimes', link: '/frameworks' },
           { text: 'HTTP/JSON contract', link: '/http-api' },
           { text: 'Polling client', link: '/client' },
+          { text: 'Signed entry passes', link: '/signed-passes' },
+          { text: 'Fair entry', link: '/fair-entry' },
           { text: 'Troubleshooting', link: '/troubleshooting' },
         ],
       },

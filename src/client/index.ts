@@ -1,8 +1,10 @@
 // waitgate/client: waits in the queue from a browser or Node 20 (global fetch), no dependencies.
 
 import type { Position } from '../types.js';
+import { isPowChallenge, solvePowChallenge } from './pow.js';
 
 export type { Position, PositionStatus } from '../types.js';
+export { isPowChallenge, solvePowChallenge, type PowChallenge } from './pow.js';
 
 /** Where the queue routes are and how to reach them: shared by {@link waitForEntry} and {@link leave}. */
 export interface QueueEndpoint {
@@ -37,6 +39,13 @@ export interface WaitForEntryOptions extends QueueEndpoint {
   maxBackoffSeconds?: number;
   /** Random source in [0, 1), for tests. Default Math.random. */
   random?: () => number;
+  /**
+   * Answers a challenge of the queue's gate (401 CHALLENGE_REQUIRED) that this client does not
+   * solve by itself (it solves proof of work): e.g. shows a Turnstile widget and resolves with its
+   * token, sent in the challenge's `header` with the next enter. Without it such a challenge
+   * rejects with a {@link QueueClientError} carrying `challenge`.
+   */
+  onChallenge?: (challenge: unknown) => Promise<string>;
 }
 
 /** What {@link waitForEntry} resolves with once the member is admitted. */
@@ -57,12 +66,15 @@ export class QueueClientError extends Error {
   readonly status: number;
   /** The body's `error.code`, e.g. `UNAUTHENTICATED` or `QUEUE_STATE_LOST`, when the server sent one. */
   readonly code: string | undefined;
+  /** With `CHALLENGE_REQUIRED`: the gate's challenge (docs/fair-entry.md). */
+  readonly challenge: unknown;
 
-  constructor(status: number, code: string | undefined, message: string) {
+  constructor(status: number, code: string | undefined, message: string, challenge?: unknown) {
     super(message);
     this.name = 'QueueClientError';
     this.status = status;
     this.code = code;
+    this.challenge = challenge;
   }
 }
 
@@ -124,13 +136,16 @@ async function poll(options: WaitForEntryOptions): Promise<EntryGrant> {
 
   let entering = true;
   let failures = 0;
+  /** The answer to the gate's last challenge, sent with the next enter (a header: its name and value). */
+  let answer: [string, string] | undefined;
+  let challenges = 0;
   for (;;) {
     signal?.throwIfAborted();
     let response: Response;
     try {
       response = await doFetch(entering ? `${base}/enter` : `${base}/position`, {
         method: entering ? 'POST' : 'GET',
-        headers: { accept: 'application/json', ...options.headers },
+        headers: { accept: 'application/json', ...options.headers, ...(entering && answer ? { [answer[0]]: answer[1] } : {}) },
         credentials: options.credentials ?? 'same-origin',
         signal,
       });
@@ -150,7 +165,18 @@ async function poll(options: WaitForEntryOptions): Promise<EntryGrant> {
       await sleep(hinted === null ? spread(backoffMs(failures, maxBackoffMs)) : hinted * (1 + random() * jitter), signal);
       continue;
     }
-    if (!response.ok) throw await refusal(response);
+    if (!response.ok) {
+      const refused = await refusal(response);
+      // The gate asks for work: solve (or have onChallenge answer) and enter again, a few times at most.
+      if (!entering || refused.code !== 'CHALLENGE_REQUIRED' || ++challenges > 3) throw refused;
+      const c = refused.challenge as { header?: unknown } | null;
+      if (isPowChallenge(c)) answer = [c.header, await solvePowChallenge(c, signal)];
+      else if (options.onChallenge && typeof c?.header === 'string') answer = [c.header, await options.onChallenge(c)];
+      else throw refused;
+      continue;
+    }
+    challenges = 0;
+    answer = undefined;
 
     const position = await readPosition(response);
     if (!position) {
@@ -203,15 +229,17 @@ function retryAfterMs(response: Response): number | null {
 
 async function refusal(response: Response): Promise<QueueClientError> {
   let code: string | undefined;
+  let challenge: unknown;
   let message = `The queue refused the request (HTTP ${response.status}).`;
   try {
-    const body = (await response.json()) as { error?: { code?: string; message?: string } };
+    const body = (await response.json()) as { error?: { code?: string; message?: string; challenge?: unknown } };
     code = body.error?.code;
     if (body.error?.message) message = body.error.message;
+    challenge = body.error?.challenge;
   } catch {
     // not JSON: keep the generic message
   }
-  return new QueueClientError(response.status, code, message);
+  return new QueueClientError(response.status, code, message, challenge);
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

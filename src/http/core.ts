@@ -8,21 +8,16 @@ import { WaitgateConfigError } from '../errors.js';
 import type { MemberId } from '../member-id.js';
 import { parseStrict } from '../options.js';
 import type { EntryPassKeys } from '../pass/verify.js';
-import type { Position } from '../types.js';
 import { REPORT_ERROR, type WaitingQueue } from '../waiting-queue.js';
 import { createEntry, type Entry } from './entry.js';
-import { NO_STORE, errorResponse, toHttpResponse, type ErrorBody } from './error-response.js';
+import { NO_STORE, errorResponse, toHttpResponse } from './error-response.js';
+import { gateOptionShapes, routeGate, type Gate, type RouteGate } from './gate.js';
+import { positionResult, type HttpResult } from './result.js';
 
 export type { Entry, SettleOutcome, SettleState } from './entry.js';
+export { positionResult, type HttpResult } from './result.js';
+export type { ChallengeBody, Gate, GateContext, GateDecision, GateVerdict } from './gate.js';
 export { toHttpResponse, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorBody, type HttpErrorCode, type HttpErrorResponse } from './error-response.js';
-
-/** An HTTP answer, independent of any framework. */
-export interface HttpResult {
-  status: number;
-  headers: Record<string, string>;
-  /** A Position, an error body, a JSON Web Key Set, or undefined (204). */
-  body?: Position | ErrorBody | EntryPassKeys;
-}
 
 /** Returns the authenticated member of a request, or undefined/null when there is none (401). */
 export type MemberIdResolver<Req> = (req: Req) => MemberId | null | undefined | Promise<MemberId | null | undefined>;
@@ -31,6 +26,24 @@ export type MemberIdResolver<Req> = (req: Req) => MemberId | null | undefined | 
 export interface QueueRoutesOptions<Req> {
   /** The authenticated member of the request; undefined or null answers 401. */
   memberId: MemberIdResolver<Req>;
+  /**
+   * Asked before `POST …/enter` writes anything (docs/fair-entry.md): `allow` enters as usual,
+   * `challenge` answers 401 CHALLENGE_REQUIRED with the challenge in the body, `shadow` answers
+   * a WAITING position that never reaches the head and writes nothing to the store.
+   */
+  gate?: Gate<Req>;
+  /**
+   * Signs the cookie that recognises a shadowed member's later polls. Give every instance the
+   * same secret (16+ characters); without one, a shadowed member is recognised only by the
+   * instance that shadowed it.
+   */
+  shadowSecret?: string;
+}
+
+/** Validated queue-route options: the resolver, and the gate as the routes run it. */
+export interface ResolvedRoutesOptions<Req> {
+  memberId: MemberIdResolver<Req>;
+  gate: RouteGate | undefined;
 }
 
 /** Options of the order-route guard. */
@@ -72,7 +85,7 @@ const queueSchema = z.custom<WaitingQueue>(
   (q) => typeof q === 'object' && q !== null && QUEUE_METHODS.every((m) => typeof (q as Record<PropertyKey, unknown>)[m] === 'function'),
   'must be a WaitingQueue',
 );
-const routesSchema = z.strictObject({ memberId: resolver });
+const routesSchema = z.strictObject({ memberId: resolver, ...gateOptionShapes });
 const guardSchema = z.strictObject({
   memberId: resolver,
   tokenHeader: z
@@ -89,8 +102,9 @@ export function parseQueue(queue: unknown): WaitingQueue {
 }
 
 /** Validates queue-route options (extra keys an adapter owns, like `prefix`, are taken out first). */
-export function parseRoutesOptions<Req>(options: QueueRoutesOptions<Req>): QueueRoutesOptions<Req> {
-  return parseStrict(routesSchema, options) as QueueRoutesOptions<Req>;
+export function parseRoutesOptions<Req>(options: QueueRoutesOptions<Req>): ResolvedRoutesOptions<Req> {
+  const parsed = parseStrict(routesSchema, options);
+  return { memberId: parsed.memberId as MemberIdResolver<Req>, gate: routeGate(parsed) };
 }
 
 export type ResolvedGuardOptions<Req> = Required<RequireEntryTokenOptions<Req>>;
@@ -110,13 +124,6 @@ export function normalizePrefix(prefix: unknown): string {
   return prefix.replace(/\/+$/, '');
 }
 
-/** 200 with the position; Retry-After while WAITING so clients poll at the hinted pace. */
-export function positionResult(position: Position): HttpResult {
-  const headers: Record<string, string> = { ...NO_STORE };
-  if (position.status === 'WAITING') headers['retry-after'] = String(Math.max(1, Math.ceil(position.pollingIntervalSeconds)));
-  return { status: 200, headers, body: position };
-}
-
 export const UNAUTHENTICATED = () => errorResponse(401, 'UNAUTHENTICATED', 'Sign in to join the queue.');
 
 /** The JWKS route's answer: public, cacheable for five minutes (a rotation adds a key well before it signs). */
@@ -124,24 +131,38 @@ export const JWKS_CACHE_CONTROL = 'public, max-age=300';
 
 /**
  * Runs one queue route; `member` resolves the request's member (the `memberId(req)`
- * option), asked for every route but the public JWKS.
+ * option), asked for every route but the public JWKS; a member route goes through the gate
+ * of the routes' options when there is one (`gated`: the gate and the request it judges).
  * Errors that are not waitgate's are rethrown for the framework's error handling.
  */
-export async function runQueueRoute(queue: WaitingQueue, action: QueueAction, member: () => unknown): Promise<HttpResult> {
+export async function runQueueRoute(
+  queue: WaitingQueue,
+  action: QueueAction,
+  member: () => unknown,
+  gated?: { gate: RouteGate | undefined; req: unknown },
+): Promise<HttpResult> {
   if (action === 'jwks') return { status: 200, headers: { 'cache-control': JWKS_CACHE_CONTROL }, body: queue.jwks() };
-  const resolved = await member();
-  return memberRoute(queue, action, resolved);
+  return memberRoute(queue, action, await member(), gated);
 }
 
-async function memberRoute(queue: WaitingQueue, action: Exclude<QueueAction, 'jwks'>, member: unknown): Promise<HttpResult> {
+async function memberRoute(
+  queue: WaitingQueue,
+  action: Exclude<QueueAction, 'jwks'>,
+  member: unknown,
+  gated?: { gate: RouteGate | undefined; req: unknown },
+): Promise<HttpResult> {
   if (member === undefined || member === null) return UNAUTHENTICATED();
   try {
     const id = member as MemberId;
+    const judged = gated?.gate && (await gated.gate.run(queue, action, id, gated.req));
+    if (judged) return judged;
     if (action === 'leave') {
       await queue.leave(id);
       return { status: 204, headers: { ...NO_STORE } };
     }
-    return positionResult(action === 'enter' ? await queue.enter(id) : await queue.position(id));
+    const position = action === 'enter' ? await queue.enter(id) : await queue.position(id);
+    gated?.gate?.observe(position);
+    return positionResult(position);
   } catch (error) {
     const result = toHttpResponse(error);
     if (result) return result;

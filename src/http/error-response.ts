@@ -6,6 +6,7 @@ import { isWaitgateError, type WaitgateError } from '../errors.js';
 /** Body codes of error answers. */
 export type HttpErrorCode =
   | 'UNAUTHENTICATED'
+  | 'CHALLENGE_REQUIRED'
   | 'INVALID_MEMBER_ID'
   | 'ENTRY_TOKEN_MISSING'
   | 'ENTRY_TOKEN_INVALID'

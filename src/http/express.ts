@@ -53,13 +53,13 @@ function send(res: Response, result: HttpResult): void {
  */
 export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOptions): Router {
   const q = parseQueue(queue);
-  const { memberId } = parseRoutesOptions(options);
+  const { memberId, gate } = parseRoutesOptions(options);
   const router = express.Router();
   for (const route of QUEUE_ROUTES) {
     const method = route.method.toLowerCase() as 'post' | 'get' | 'delete';
     router[method](route.path || '/', async (req, res, next) => {
       try {
-        send(res, await runQueueRoute(q, route.action, () => memberId(req)));
+        send(res, await runQueueRoute(q, route.action, () => memberId(req), { gate, req }));
       } catch (error) {
         next(error);
       }

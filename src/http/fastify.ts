@@ -15,6 +15,7 @@ import {
   type Entry,
   type HttpResult,
   type MemberIdResolver,
+  type QueueRoutesOptions,
   type RequireEntryTokenOptions,
 } from './core.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
@@ -32,7 +33,7 @@ declare module 'fastify' {
 }
 
 /** Options of the Fastify queue-routes plugin. */
-export interface FastifyQueueRoutesOptions {
+export interface FastifyQueueRoutesOptions extends Pick<QueueRoutesOptions<FastifyRequest>, 'gate' | 'shadowSecret'> {
   queue: WaitingQueue;
   /** The authenticated member of the request; undefined or null answers 401. */
   memberId: MemberIdResolver<FastifyRequest>;
@@ -62,7 +63,7 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
     logSerializers?: unknown;
   };
   const q = parseQueue(queue);
-  const { memberId } = parseRoutesOptions({ memberId: resolver, ...rest });
+  const { memberId, gate } = parseRoutesOptions({ memberId: resolver, ...rest });
   const base = normalizePrefix(prefix);
   // Declare request.entry (set by requireEntryToken) up front, as Fastify wants of every
   // request property, so requests keep one shape. Once, however many queues are registered.
@@ -71,7 +72,7 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
     app.route({
       method: route.method,
       url: base + route.path || '/',
-      handler: async (request, reply) => send(reply, await runQueueRoute(q, route.action, () => memberId(request))),
+      handler: async (request, reply) => send(reply, await runQueueRoute(q, route.action, () => memberId(request), { gate, req: request })),
     });
   }
 };

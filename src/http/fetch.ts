@@ -41,14 +41,14 @@ export function queueRoutes<Req extends Request = Request>(
 ): (request: Req) => Promise<Response | undefined> {
   const q = parseQueue(queue);
   const { prefix, ...rest } = options;
-  const { memberId } = parseRoutesOptions(rest);
+  const { memberId, gate } = parseRoutesOptions(rest);
   const base = normalizePrefix(prefix);
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
   return async (request) => {
     const path = new URL(request.url).pathname;
     const route = routes.find((r) => r.method === request.method && r.url === path);
     if (!route) return undefined;
-    return toResponse(await runQueueRoute(q, route.action, () => memberId(request)));
+    return toResponse(await runQueueRoute(q, route.action, () => memberId(request), { gate, req: request }));
   };
 }
 

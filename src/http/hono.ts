@@ -39,10 +39,10 @@ export interface EntryVariables<Mode extends StoreUnavailableMode = 'fail-closed
  */
 export function queueRoutes<E extends Env = BlankEnv>(queue: WaitingQueue, options: HonoQueueRoutesOptions<E>): Hono<E> {
   const q = parseQueue(queue);
-  const { memberId } = parseRoutesOptions(options);
+  const { memberId, gate } = parseRoutesOptions(options);
   const app = new Hono<E>();
   for (const route of QUEUE_ROUTES) {
-    app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, () => memberId(c))));
+    app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, () => memberId(c), { gate, req: c })));
   }
   return app;
 }

@@ -14,6 +14,7 @@ import {
   type Entry,
   type HttpResult,
   type MemberIdResolver,
+  type QueueRoutesOptions,
   type RequireEntryTokenOptions,
 } from './core.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
@@ -30,7 +31,10 @@ export interface EntryState {
 }
 
 /** Options of the Koa queue routes. */
-export interface KoaQueueRoutesOptions<StateT = DefaultState, ContextT = DefaultContext> {
+export interface KoaQueueRoutesOptions<StateT = DefaultState, ContextT = DefaultContext> extends Pick<
+  QueueRoutesOptions<ParameterizedContext<StateT, ContextT>>,
+  'gate' | 'shadowSecret'
+> {
   /** The authenticated member; undefined or null answers 401. */
   memberId: MemberIdResolver<ParameterizedContext<StateT, ContextT>>;
   /** Where the routes live, e.g. `/queue`. Default: the root. */
@@ -61,13 +65,13 @@ export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
 ): Middleware<StateT, ContextT> {
   const q = parseQueue(queue);
   const { prefix, ...rest } = options;
-  const { memberId } = parseRoutesOptions(rest);
+  const { memberId, gate } = parseRoutesOptions(rest);
   const base = normalizePrefix(prefix);
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
   return async (ctx, next) => {
     const route = routes.find((r) => r.method === ctx.method && r.url === ctx.path);
     if (!route) return next();
-    send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, () => memberId(ctx)));
+    send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, () => memberId(ctx), { gate, req: ctx }));
   };
 }
 

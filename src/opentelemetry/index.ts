@@ -82,6 +82,7 @@ export function instrumentQueue(queue: WaitingQueue, options: InstrumentQueueOpt
     result.observe(instruments.admissionRate, stats.admittedPerSecond, base);
     if (stats.totals) {
       for (const [transition, value] of Object.entries(stats.totals)) {
+        if (transition === 'shadowed') continue; // this instance's count, not a queue-wide transition
         result.observe(instruments.queueTransitions, value, { ...base, [TRANSITION]: transition });
       }
     }

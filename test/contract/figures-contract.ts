@@ -46,7 +46,7 @@ export function describeFiguresContract(label: string, harness: StoreHarness): v
       // c and d never order: their 1 s tokens expire, counted when the store reaps them.
       await elapse(1200);
       await other.admit(); // e
-      const expected = { entered: 6, admitted: 5, abandoned: 0, consumed: 2, expired: 2 };
+      const expected = { entered: 6, admitted: 5, abandoned: 0, consumed: 2, expired: 2, shadowed: 0 };
       const [mine, theirs] = await Promise.all([queue.stats(), other.stats()]);
       expect(mine.totals).toEqual(expected);
       expect(theirs.totals).toEqual(expected);

@@ -437,7 +437,7 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
           admittedPerSecond: 0,
           admitRatePerSecond: 3,
           abandoned: 0,
-          totals: { entered: 5, admitted: 0, abandoned: 0, consumed: 0, expired: 0 },
+          totals: { entered: 5, admitted: 0, abandoned: 0, consumed: 0, expired: 0, shadowed: 0 },
           waitSeconds: { p50: 0, p90: 0, max: 0, count: 0 },
         });
         const admissions = await queue.admit();

@@ -3,12 +3,13 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { queueRoutes, requireEntryToken } from '../../src/http/express.js';
-import { describeAdapter, memberOf, orderBehaviour } from './adapter-suite.js';
+import { describeAdapter, memberOf, orderBehaviour, type AppFactory } from './adapter-suite.js';
+import { describeGate } from './gate-suite.js';
 
-describeAdapter('express', async ({ queue, settle, onStoreUnavailable, onOrder }) => {
+const expressApp: AppFactory = async ({ queue, settle, onStoreUnavailable, onOrder, routes }) => {
   const app = express();
   const memberId = (req: express.Request) => memberOf(req.headers);
-  app.use('/queue', queueRoutes(queue, { memberId }));
+  app.use('/queue', queueRoutes(queue, { memberId, ...routes }));
   app.post('/orders', requireEntryToken(queue, { memberId, settle, ...(onStoreUnavailable ? { onStoreUnavailable } : {}) }), async (req, res, next) => {
     try {
       onOrder(req.entry);
@@ -27,4 +28,7 @@ describeAdapter('express', async ({ queue, settle, onStoreUnavailable, onOrder }
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined),
   };
-});
+};
+
+describeAdapter('express', expressApp);
+describeGate('express', expressApp);

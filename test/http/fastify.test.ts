@@ -4,12 +4,13 @@ import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { queueRoutes, requireEntryToken } from '../../src/http/fastify.js';
-import { describeAdapter, memberOf, orderBehaviour } from './adapter-suite.js';
+import { describeAdapter, memberOf, orderBehaviour, type AppFactory } from './adapter-suite.js';
+import { describeGate } from './gate-suite.js';
 
-describeAdapter('fastify', async ({ queue, settle, onStoreUnavailable, onOrder }) => {
+const fastifyApp: AppFactory = async ({ queue, settle, onStoreUnavailable, onOrder, routes }) => {
   const app = Fastify();
   const memberId = (request: { headers: Record<string, string | string[] | undefined> }) => memberOf(request.headers);
-  await app.register(queueRoutes, { queue, memberId, prefix: '/queue' });
+  await app.register(queueRoutes, { queue, memberId, prefix: '/queue', ...routes });
   app.post(
     '/orders',
     { preHandler: requireEntryToken(queue, { memberId, settle, ...(onStoreUnavailable ? { onStoreUnavailable } : {}) }) },
@@ -21,7 +22,10 @@ describeAdapter('fastify', async ({ queue, settle, onStoreUnavailable, onOrder }
   );
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url, close: () => app.close() };
-});
+};
+
+describeAdapter('fastify', fastifyApp);
+describeGate('fastify', fastifyApp);
 
 describe('fastify: request.entry', () => {
   it('is declared with decorateRequest by the queue routes plugin (once, for any number of queues)', async () => {

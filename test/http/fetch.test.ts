@@ -6,12 +6,13 @@ import { MemoryStore, WaitgateConfigError, WaitingQueue } from '../../src/index.
 import type { Entry } from '../../src/http/core.js';
 import { queueRoutes, withEntryToken } from '../../src/http/fetch.js';
 import { serveFetch } from '../support/serve-fetch.js';
+import { describeGate } from './gate-suite.js';
 import { describeAdapter, headersOf, memberOf, orderBehaviour, type AppSetup } from './adapter-suite.js';
 
 /** The suite's app as one fetch handler: the queue routes under /queue, the guarded POST /orders. */
-function fetchApp({ queue, settle, onStoreUnavailable, onOrder }: AppSetup): (request: Request) => Promise<Response> {
+function fetchApp({ queue, settle, onStoreUnavailable, onOrder, routes: extra }: AppSetup): (request: Request) => Promise<Response> {
   const memberId = (request: Request) => memberOf(headersOf(request.headers));
-  const routes = queueRoutes(queue, { memberId, prefix: '/queue' });
+  const routes = queueRoutes(queue, { memberId, prefix: '/queue', ...extra });
   const order = withEntryToken(queue, { memberId, settle, ...(onStoreUnavailable ? { onStoreUnavailable } : {}) }, async (request, entry) => {
     onOrder(entry);
     const { status, body } = await orderBehaviour(headersOf(request.headers), entry);
@@ -31,6 +32,7 @@ function fetchApp({ queue, settle, onStoreUnavailable, onOrder }: AppSetup): (re
 
 describeAdapter('fetch (in process)', async (setup) => ({ request: fetchApp(setup), close: async () => undefined }));
 describeAdapter('fetch (over HTTP)', async (setup) => serveFetch(fetchApp(setup)));
+describeGate('fetch (over HTTP)', async (setup) => serveFetch(fetchApp(setup)));
 
 describe('fetch: queueRoutes', () => {
   const queue = new WaitingQueue({ store: new MemoryStore() });

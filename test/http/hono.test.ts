@@ -7,13 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { queueRoutes, requireEntryToken } from '../../src/http/hono.js';
 import { serveFetch } from '../support/serve-fetch.js';
+import { describeGate } from './gate-suite.js';
 import { describeAdapter, headersOf, memberOf, orderBehaviour, type AppSetup } from './adapter-suite.js';
 
 /** The suite's app: the queue routes mounted at /queue, the guarded POST /orders. */
-function honoApp({ queue, settle, onStoreUnavailable, onOrder }: AppSetup): Hono {
+function honoApp({ queue, settle, onStoreUnavailable, onOrder, routes }: AppSetup): Hono {
   const app = new Hono();
   const memberId = (c: Context) => memberOf(headersOf(c.req.raw.headers));
-  app.route('/queue', queueRoutes(queue, { memberId }));
+  app.route('/queue', queueRoutes(queue, { memberId, ...routes }));
   app.post('/orders', requireEntryToken(queue, { memberId, settle, ...(onStoreUnavailable ? { onStoreUnavailable } : {}) }), async (c) => {
     const entry = c.get('entry');
     onOrder(entry);
@@ -29,6 +30,7 @@ describeAdapter('hono (app.request)', async (setup) => {
   return { request: async (request) => app.request(request), close: async () => undefined };
 });
 describeAdapter('hono (over HTTP)', async (setup) => serveFetch(honoApp(setup).fetch));
+describeGate('hono (over HTTP)', async (setup) => serveFetch(honoApp(setup).fetch));
 
 describe('hono: in the app', () => {
   type AppEnv = { Variables: { user?: { id: string } } };

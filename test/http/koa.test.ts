@@ -3,13 +3,14 @@
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { queueRoutes, requireEntryToken } from '../../src/http/koa.js';
-import { describeAdapter, memberOf, orderBehaviour } from './adapter-suite.js';
+import { describeAdapter, memberOf, orderBehaviour, type AppFactory } from './adapter-suite.js';
+import { describeGate } from './gate-suite.js';
 
-describeAdapter('koa', async ({ queue, settle, onStoreUnavailable, onOrder }) => {
+const koaApp: AppFactory = async ({ queue, settle, onStoreUnavailable, onOrder, routes }) => {
   const app = new Koa();
   app.silent = true; // the thrown-handler case is expected; keep the log quiet
   const memberId = (ctx: Koa.Context) => memberOf(ctx.headers);
-  app.use(queueRoutes(queue, { memberId, prefix: '/queue' }));
+  app.use(queueRoutes(queue, { memberId, prefix: '/queue', ...routes }));
   const guard = requireEntryToken(queue, { memberId, settle, ...(onStoreUnavailable ? { onStoreUnavailable } : {}) });
   app.use(async (ctx, next) => {
     if (ctx.method !== 'POST' || ctx.path !== '/orders') return next();
@@ -26,4 +27,7 @@ describeAdapter('koa', async ({ queue, settle, onStoreUnavailable, onOrder }) =>
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-});
+};
+
+describeAdapter('koa', koaApp);
+describeGate('koa', koaApp);

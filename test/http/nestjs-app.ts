@@ -59,11 +59,11 @@ export function ordersController(
 
 /** The behaviour table's app on one platform. */
 export function nestAppFactory(makeAdapter: () => AbstractHttpAdapter): AppFactory {
-  return async ({ queue, settle, onStoreUnavailable, onOrder }) => {
+  return async ({ queue, settle, onStoreUnavailable, onOrder, routes }) => {
     const adapter = makeAdapter();
     const memberId: WaitgateModuleOptions['memberId'] = (req) => memberOf(req.headers);
     const orders = ordersController(adapter, { settle, ...(onStoreUnavailable ? { onStoreUnavailable } : {}) }, onOrder);
-    const { url, close } = await listen(adapter, [WaitgateModule.forRoot({ queue, memberId })], [orders]);
+    const { url, close } = await listen(adapter, [WaitgateModule.forRoot({ queue, memberId, ...routes })], [orders]);
     return { url, close };
   };
 }

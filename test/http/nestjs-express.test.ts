@@ -20,9 +20,14 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitgateConfigError, WaitingQueue } from '../../src/index.js';
 import { Entry, RequireEntryToken, WaitgateHttpException, WaitgateModule, type WaitgateModuleOptions } from '../../src/http/nestjs.js';
 import { describeAdapter } from './adapter-suite.js';
+import { describeGate } from './gate-suite.js';
 import { decorateMethod, listen, nestAppFactory } from './nestjs-app.js';
 
 describeAdapter(
+  'nestjs (express)',
+  nestAppFactory(() => new ExpressAdapter()),
+);
+describeGate(
   'nestjs (express)',
   nestAppFactory(() => new ExpressAdapter()),
 );

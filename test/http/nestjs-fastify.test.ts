@@ -6,9 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { WaitgateModule } from '../../src/http/nestjs.js';
 import { describeAdapter } from './adapter-suite.js';
+import { describeGate } from './gate-suite.js';
 import { listen, nestAppFactory } from './nestjs-app.js';
 
 describeAdapter(
+  'nestjs (fastify)',
+  nestAppFactory(() => new FastifyAdapter()),
+);
+describeGate(
   'nestjs (fastify)',
   nestAppFactory(() => new FastifyAdapter()),
 );

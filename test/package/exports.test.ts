@@ -32,6 +32,7 @@ const EXPECTED_EXPORTS: Record<string, string[]> = {
   './fastify': ['queueRoutes', 'requireEntryToken'],
   './koa': ['queueRoutes', 'requireEntryToken'],
   './pass': ['verifyEntryPass'],
+  './gate': ['powGate', 'siteverifyGate', 'requestHeader'],
 };
 
 type Conditions = { types: string; default: string };
@@ -223,7 +224,11 @@ describe.each([
     const peers = Object.keys(manifest.peerDependencies ?? {});
     for (const [specifier, message] of Object.entries(report)) {
       if (message === null) continue;
-      expect(peers.some((peer) => message.includes(`'${peer}'`) || message.includes(`"${peer}"`)), `${specifier}: ${message}`).toBe(true);
+      // A subpath import of a peer (`altcha-lib/v1`) names the peer too.
+      expect(
+        peers.some((peer) => [`'${peer}`, `"${peer}`].some((quoted) => message.includes(quoted))),
+        `${specifier}: ${message}`,
+      ).toBe(true);
     }
     // The adapters of frameworks whose code they call at load time do fail: the message says what to install.
     for (const [specifier, peer] of [

@@ -9,6 +9,8 @@ import {
   parseQueue,
   parseRoutesOptions,
   type MemberIdResolver,
+  type QueueRoutesOptions,
+  type ResolvedRoutesOptions,
   type RequireEntryTokenOptions,
   type ResolvedGuardOptions,
 } from '../core.js';
@@ -38,6 +40,10 @@ export interface WaitgateModuleOptions<Req = PlatformRequest> {
    * Nest's global prefix, if you set one, comes in front of it. `''` mounts them at the root.
    */
   routesPrefix?: string;
+  /** The gate before the line, as in every adapter's queue routes (docs/fair-entry.md). */
+  gate?: QueueRoutesOptions<Req>['gate'];
+  /** Signs the shadow cookie; the same on every instance (see the other adapters' `shadowSecret`). */
+  shadowSecret?: string;
 }
 
 /** Options of `@RequireEntryToken()`: the guard options of the other adapters, less `memberId` (set once, in `forRoot`). */
@@ -49,6 +55,7 @@ export interface WaitgateModuleConfig {
   memberId: MemberIdResolver<unknown>;
   /** '' or '/queue'. */
   routesPrefix: string;
+  gate: ResolvedRoutesOptions<unknown>['gate'];
 }
 
 /** One route's guard settings, checked and with their defaults. */
@@ -63,7 +70,7 @@ export function parseModuleOptions<Req>(options: WaitgateModuleOptions<Req>): Wa
   const { queue, memberId, routesPrefix = 'queue', ...rest } = options;
   const q = parseQueue(queue);
   const routes = parseRoutesOptions({ memberId, ...rest });
-  return { queue: q, memberId: routes.memberId as MemberIdResolver<unknown>, routesPrefix: parsePrefix(routesPrefix) };
+  return { queue: q, memberId: routes.memberId as MemberIdResolver<unknown>, routesPrefix: parsePrefix(routesPrefix), gate: routes.gate };
 }
 
 function parsePrefix(prefix: unknown): string {

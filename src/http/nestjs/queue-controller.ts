@@ -49,7 +49,7 @@ export function createQueueController(routesPrefix: string): Type<unknown> {
     }
 
     private async answer(action: QueueAction, request: PlatformRequest, response: unknown): Promise<void> {
-      const result = await runQueueRoute(this.config.queue, action, () => this.config.memberId(request));
+      const result = await runQueueRoute(this.config.queue, action, () => this.config.memberId(request), { gate: this.config.gate, req: request });
       const adapter = this.adapterHost.httpAdapter;
       for (const [name, value] of Object.entries(result.headers)) adapter.setHeader(response, name, value);
       adapter.reply(response, result.body, result.status);
