@@ -28,4 +28,9 @@ export default defineConfig({
   // (MIT, no dependencies), which is ESM only: bundled, waitgate/pass also works from require().
   external: ['ioredis', 'redis', 'express', 'fastify', 'koa', 'hono', /^hono\//, /^@nestjs\//, /^rxjs/, '@opentelemetry/api'],
   noExternal: ['fastify-plugin', 'jose'],
+  // The CJS chunks are made from ESM ones by sucrase, whose class-fields transform breaks on
+  // jose's `super(...), this.x = ...` constructors: esbuild lowers class fields first.
+  esbuildOptions(options) {
+    options.supported = { ...options.supported, 'class-field': false, 'class-static-field': false };
+  },
 });
