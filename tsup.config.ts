@@ -30,4 +30,9 @@ export default defineConfig({
   // also works from require().
   external: ['ioredis', 'redis', 'express', 'fastify', 'koa', 'hono', /^hono\//, /^@nestjs\//, /^rxjs/, '@opentelemetry/api', 'altcha-lib', /^altcha-lib\//],
   noExternal: ['fastify-plugin', 'jose'],
+  // The CJS chunks are made from ESM ones by sucrase, whose class-fields transform breaks on
+  // jose's `super(...), this.x = ...` constructors: esbuild lowers class fields first.
+  esbuildOptions(options) {
+    options.supported = { ...options.supported, 'class-field': false, 'class-static-field': false };
+  },
 });
