@@ -27,9 +27,16 @@ export interface QueueControls {
   drawCommitment: string | null;
   /** The draw seed (hex), readable once the queue has opened; null before (and without a draw). */
   drawSeed: string | null;
+  /** Units of stock left; null without stock. At 0 the queue closes with {@link soldOutMessage}. */
+  stock: number | null;
+  /** The message the queue closes with when stock runs out. */
+  soldOutMessage: string;
   /** Grows by one on every change. */
   version: number;
 }
+
+/** The message of a sold-out queue unless `soldOutMessage` sets another (lua/includes/controls.lua SOLD_OUT). */
+export const DEFAULT_SOLD_OUT_MESSAGE = 'Sold out';
 
 export type { ControlsPatch, QueueMode } from './types.js';
 
@@ -39,16 +46,18 @@ export const MAX_MESSAGE_LENGTH = 280;
 // eslint-disable-next-line no-control-regex -- control characters are what it matches
 const CONTROL_CHARACTERS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
+const messageSchema = z
+  .string()
+  .min(1, 'must not be empty (null for none)')
+  .max(MAX_MESSAGE_LENGTH, `must be at most ${MAX_MESSAGE_LENGTH} characters`)
+  .refine((m) => !CONTROL_CHARACTERS.test(m), 'must not contain control characters');
+
 const patchSchema = z
   .strictObject({
     mode: z.enum(['open', 'paused', 'passthrough', 'closed']).optional(),
-    message: z
-      .string()
-      .min(1, 'must not be empty (null for no message)')
-      .max(MAX_MESSAGE_LENGTH, `must be at most ${MAX_MESSAGE_LENGTH} characters`)
-      .refine((m) => !CONTROL_CHARACTERS.test(m), 'must not contain control characters')
-      .nullable()
-      .optional(),
+    message: messageSchema.nullable().optional(),
+    stock: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
+    soldOutMessage: messageSchema.nullable().optional(),
     admitRatePerSecond: z.number().finite().gt(0).max(1_000_000).nullable().optional(),
     admitBurst: z.number().int().min(1).max(MAX_BURST).optional(),
     maxActive: z.number().int().min(1).nullable().optional(),
@@ -88,6 +97,8 @@ export function controlsInForce(
     shuffle: stored.shuffle,
     drawCommitment: stored.drawCommitment,
     drawSeed: opened ? stored.drawSeed : null,
+    stock: stored.stock ?? null,
+    soldOutMessage: stored.soldOutMessage ?? DEFAULT_SOLD_OUT_MESSAGE,
     version: stored.version,
   };
 }

@@ -3,6 +3,7 @@
 // (script-client.ts: ioredis-client.ts, node-redis-client.ts), reply decoding (redis-replies.ts), generations (generations.ts), Redis's clock
 // (redis-clock.ts) and the eviction check (eviction-policy.ts) live beside it.
 
+import { encodeControlsPatch } from './redis-controls.js';
 import { z } from 'zod';
 import { QueueStateLostError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
@@ -125,9 +126,7 @@ const optionsSchema = z
       .string()
       .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -')
       .default('waitgate'),
-    groupCommit: z
-      .union([z.boolean(), z.strictObject({ maxBatchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).optional() })])
-      .default(true),
+    groupCommit: z.union([z.boolean(), z.strictObject({ maxBatchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).optional() })]).default(true),
     subscriber: z
       .custom<SubscriberLike>(isSubscriber, 'must be an ioredis Redis or Cluster, or a node-redis client or cluster, of its own (client.duplicate())')
       .optional(),
@@ -316,18 +315,7 @@ export class RedisStore implements Store {
 
   async setControls(queue: string, request: ControlsRequest): Promise<{ version: number }> {
     const k = this.#keysOf(queue);
-    const p = request.patch;
-    const pairs: Array<string | number> = [];
-    const put = (field: string, value: string | number | undefined) => {
-      if (value !== undefined) pairs.push(field, value);
-    };
-    put('cm', p.mode);
-    put('cx', p.message === null ? '' : p.message);
-    put('cr', p.admitRatePerSecond === undefined ? undefined : p.admitRatePerSecond === null ? '' : String(p.admitRatePerSecond));
-    put('cb', p.admitBurst);
-    put('ca', p.maxActive === null ? -1 : p.maxActive);
-    put('co', p.opensAt === null ? '' : p.opensAt);
-    put('cs', p.shuffle === undefined ? undefined : p.shuffle ? '1' : '0');
+    const pairs = encodeControlsPatch(request.patch);
     const reply = await this.#call<Reply>(queue, 'setControls', [k.waiting, k.meta], [request.seed, request.commitment, ...pairs]);
     return decodeSetControls(reply);
   }

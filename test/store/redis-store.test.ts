@@ -19,6 +19,7 @@ import { describeAbandonmentContract } from '../contract/abandonment-contract.js
 import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
+import { describeStockContract } from '../contract/stock-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { describeTruthContract } from '../contract/truth-contract.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -51,6 +52,12 @@ describeControlsContract('RedisStore, group commit off', {
 });
 
 describeControlsContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeStockContract('RedisStore', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
