@@ -8,7 +8,8 @@ import { MAX_BURST, parseStrict, type AdmissionOptions } from './options.js';
 import { rateInForce } from './admission-control.js';
 import { burstInForce } from './rates.js';
 import type { StoredControls } from './store/store.js';
-import type { ControlsPatch, QueueMode } from './types.js';
+import type { ControlLimits, ControlsPatch, QueueMode } from './types.js';
+import { WaitgateConfigError } from './errors.js';
 
 /** The controls in force, shared by every instance through the store. */
 export interface QueueControls {
@@ -72,6 +73,21 @@ const patchSchema = z
  */
 export function parseControlsPatch(patch: unknown): ControlsPatch {
   return parseStrict(patchSchema, patch) as ControlsPatch;
+}
+
+/**
+ * Refuses a patch beyond the queue's `limits` option (the guardrails), before anything is written.
+ * @throws {@link WaitgateConfigError} naming the field.
+ */
+export function checkLimits(patch: ControlsPatch, limits: Readonly<ControlLimits>): ControlsPatch {
+  const { admitRatePerSecond: rate, admitBurst: burst, maxActive } = patch;
+  if (limits.maxRatePerSecond !== undefined && typeof rate === 'number' && rate > limits.maxRatePerSecond)
+    throw new WaitgateConfigError('admitRatePerSecond', `must be at most ${limits.maxRatePerSecond} (limits.maxRatePerSecond)`);
+  if (limits.maxBurst !== undefined && burst !== undefined && burst > limits.maxBurst)
+    throw new WaitgateConfigError('admitBurst', `must be at most ${limits.maxBurst} (limits.maxBurst)`);
+  if (limits.maxActive !== undefined && maxActive !== undefined && (maxActive === null || maxActive > limits.maxActive))
+    throw new WaitgateConfigError('maxActive', `must be at most ${limits.maxActive} (limits.maxActive), not ${maxActive === null ? 'no cap' : maxActive}`);
+  return patch;
 }
 
 /** A fresh draw seed (32 bytes from the OS CSPRNG, hex) and its commitment (SHA-256 of the bytes, hex). */

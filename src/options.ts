@@ -2,7 +2,7 @@
 
 import { z } from 'zod';
 import { WaitgateConfigError } from './errors.js';
-import type { AdmissionOptions, PollingTier } from './types.js';
+import type { AdmissionOptions, ControlLimits, PollingTier } from './types.js';
 import { MAX_BURST, defaultBurst } from './rates.js';
 import type { PositionCacheOptions } from './position-cache.js';
 import type { Store } from './store/store.js';
@@ -75,9 +75,11 @@ export interface WaitingQueueOptions {
    * that follows the order database".
    */
   admission?: AdmissionOptions;
+  /** Guardrails: `setControls` refuses a rate, burst or cap beyond them (WaitgateConfigError, nothing written). Default none. */
+  limits?: ControlLimits;
 }
 
-export type { AdmissionOptions } from './types.js';
+export type { AdmissionOptions, ControlLimits } from './types.js';
 
 /** The options after defaults, in the units the queue works in. */
 export interface QueueConfig {
@@ -102,6 +104,7 @@ export interface QueueConfig {
   /** null: none. */
   pickupTimeoutMs: number | null;
   admission: AdmissionOptions;
+  limits: Readonly<ControlLimits>;
 }
 
 export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
@@ -189,6 +192,13 @@ const optionsSchema = z
         { error: "must have mode 'fixed' or 'adaptive'" },
       )
       .default({ mode: 'fixed' }),
+    limits: z
+      .strictObject({
+        maxRatePerSecond: z.number().finite().gt(0).max(1_000_000).optional(),
+        maxBurst: z.number().int().min(1).max(MAX_BURST).optional(),
+        maxActive: z.number().int().min(1).optional(),
+      })
+      .default({}),
   })
   .superRefine((options, ctx) => {
     // A member polling at its interval must never look silent: the slowest interval
@@ -279,6 +289,7 @@ export function parseQueueOptions(options: unknown): QueueConfig {
     holdSilentAfterMs: parsed.holdSilentAfterSeconds === null ? null : Math.round(parsed.holdSilentAfterSeconds * 1000),
     pickupTimeoutMs: parsed.pickupTimeoutSeconds === null ? null : Math.round(parsed.pickupTimeoutSeconds * 1000),
     admission: Object.freeze({ ...parsed.admission }),
+    limits: Object.freeze({ ...parsed.limits }),
   };
 }
 

@@ -165,6 +165,16 @@ export interface ControlsPatch {
   soldOutMessage?: string | null;
 }
 
+/** The `limits` option of {@link WaitingQueueOptions}: guardrails on what `setControls` may set, whoever sends it. */
+export interface ControlLimits {
+  /** No pinned `admitRatePerSecond` above this. */
+  maxRatePerSecond?: number;
+  /** No `admitBurst` above this. */
+  maxBurst?: number;
+  /** No `maxActive` above this, nor `maxActive: null` (no cap). */
+  maxActive?: number;
+}
+
 /** The `admission` option of {@link WaitingQueueOptions}. */
 export type AdmissionOptions =
   | { mode: 'fixed' }

@@ -2,7 +2,7 @@
 
 import { parseAdmitterOptions, startReportingTimer, type Admitter, type AdmitterOptions } from './admitter.js';
 import { AdmissionSteps, admitRequest, type StepResult } from './admission-steps.js';
-import { controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
+import { checkLimits, controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
 import { EntryTokenError, WaitgateConfigError } from './errors.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
@@ -144,7 +144,7 @@ export class WaitingQueue {
    *   the pre-queue has members); nothing is written then. {@link StoreUnavailableError}.
    */
   async setControls(patch: ControlsPatch): Promise<QueueControls> {
-    const valid = parseControlsPatch(patch);
+    const valid = checkLimits(parseControlsPatch(patch), this.#config.limits);
     const store = this.#controlsStore();
     const { seed, commitment } = newDrawSeed();
     await this.#calls.call('setControls', () => store.setControls!(this.name, { patch: valid, seed, commitment }));

@@ -3,7 +3,7 @@
 // in play never exceed what is left, and at 0 the queue closes by itself.
 
 import { describe, expect, it } from 'vitest';
-import { QueueClosedError, WaitingQueue, type WaitingQueueOptions } from '../../src/index.js';
+import { QueueClosedError, WaitgateConfigError, WaitingQueue, type WaitingQueueOptions } from '../../src/index.js';
 import type { StoreHarness } from './store-contract.js';
 import { uniqueName } from '../support/unique.js';
 
@@ -86,6 +86,26 @@ export function describeStockContract(label: string, harness: StoreHarness): voi
       await enterAll(queue, ['b', 'c']);
       expect(await queue.admit()).toHaveLength(2);
       expect(await queue.admit()).toHaveLength(0);
+    });
+
+    it('limits refuse a control change beyond them, whoever sends it, and nothing is written', async () => {
+      const { queue } = await setup({ limits: { maxRatePerSecond: 100, maxBurst: 50, maxActive: 500 } });
+      const before = await queue.controls();
+      for (const [patch, field] of [
+        [{ admitRatePerSecond: 101 }, 'admitRatePerSecond'],
+        [{ admitBurst: 51, mode: 'paused' as const }, 'admitBurst'],
+        [{ maxActive: 501 }, 'maxActive'],
+        [{ maxActive: null }, 'maxActive'],
+      ] as const) {
+        const error = await queue.setControls(patch).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(WaitgateConfigError);
+        expect((error as WaitgateConfigError).message).toContain(field);
+      }
+      expect(await queue.controls()).toEqual({ ...before, admitRatePerSecond: expect.any(Number) });
+      expect((await queue.controls()).version).toBe(before.version);
+      // Within them (and a rate back to the instances' own) is applied.
+      expect(await queue.setControls({ admitRatePerSecond: 100, admitBurst: 50, maxActive: 500 })).toMatchObject({ version: before.version + 1 });
+      expect(() => new WaitingQueue({ store: {} as never, limits: { maxRatePerSecond: -1 } })).toThrow(WaitgateConfigError);
     });
 
     it('4 instances consuming concurrently never oversell: stock 100, 1,000 members', async () => {
