@@ -11,7 +11,8 @@
   KEYS[2] active    zset member -> token deadline (ms)
   KEYS[3] leases    zset member -> claim lease expiry (ms)
   KEYS[4] consumed  zset claim id -> forget-after (ms)
-  KEYS[5] meta      hash: gen, tc (tokens consumed since the queue began), the order window
+  KEYS[5] meta      hash: gen, tc (tokens consumed since the queue began), the order window,
+                    the stock (lua/includes/stock.lua): one unit less; the last closes the queue
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
   ARGV[3] claim id   ARGV[4] how long to remember the consume (ms)
@@ -25,6 +26,7 @@
 --- @include "tokenRecord"
 --- @include "generation"
 --- @include "orderHealth"
+--- @include "stock"
 
 local expected, member, claimId, remember, lease = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5] or '')
 if not (expected and member and claimId and claimId ~= '' and remember and remember > 0) then
@@ -45,6 +47,8 @@ local leased = redis.call('ZREM', KEYS[3], member) == 1
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 redis.call('ZADD', KEYS[4], now + remember, claimId)
 redis.call('HINCRBY', KEYS[5], 'tc', 1) -- the consumed total (lua/includes/queueFigures.lua)
+local sold = sellOne(unpack(redis.call('HMGET', KEYS[5], 'sk', 'sm', 'cv')))
+if #sold > 0 then redis.call('HSET', KEYS[5], unpack(sold)) end
 if leased and lease and record.claimExp > 0 then
   recordOrders(KEYS[5], now, 1, 0, math.max(0, now - (record.claimExp - lease)), 1)
 elseif leased then

@@ -85,6 +85,9 @@ local C = META_CONTROLS_AT
 local mode = meta[C] or 'open'
 local opensAt = tonumber(meta[C + 2])
 local beforeOpening = opensAt and now < opensAt
+-- Passthrough lets new members through at once, except with stock: then they join the
+-- line, and admission steps keep the tokens in play within the stock left.
+local letThrough = mode == 'passthrough' and not beforeOpening and not meta[C + 8]
 local drawn = meta[C + 3] == '1'
 local sb = tonumber(meta[META_SB]) or 0
 local joined = 0 -- members who took a new place in the line
@@ -137,7 +140,7 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw)
     if mode == 'closed' then return { QUEUE_CLOSED, meta[C + 1] or false } end
     -- Passthrough lets a new member through, except before a scheduled opening: then it
     -- joins the pre-queue like everyone before it (nobody jumps the early arrivals).
-    if mode == 'passthrough' and not beforeOpening then
+    if letThrough then
       if freshToken == '' or not ttl or ttl <= 0 then return { NEED_TOKEN } end
       -- Let through at once: a token, as admission would issue it, without the bucket or maxActive.
       local issued = { tokenExp = now + ttl, claimExp = 0, claimId = '', token = freshToken, pickupBy = 0 }
@@ -237,7 +240,6 @@ else
   local records = redis.call('HMGET', KEYS[2], unpack(ids))
   local scores = redis.call('ZMSCORE', KEYS[1], unpack(ids))
   local handled = {} -- members already entered by this call
-  local letThrough = mode == 'passthrough' and not beforeOpening
   local pb = tonumber(meta[C + 4])
   -- A pre-queue place waits from the opening; any other from its entry checkpoint. now is
   -- the same for the whole call, so once one join has asked noteEntry, the rest need not.

@@ -47,6 +47,8 @@
 
   Modes: paused and closed admit nobody, nor does anything before opensAt;
   passthrough admits up to PASSTHROUGH_BATCH a call, without the bucket or maxActive.
+  Stock (meta sk, lua/includes/stock.lua): in every mode, the tokens in play after the
+  step never exceed the stock left; the step writes sa, the stock left minus them.
 
   Work: bounded by the members examined (takeFromHead.lua: at most 2n + 1,256, n at most
   10,000), the tokens reaped and the entry checkpoints passed (at most one a second of
@@ -92,7 +94,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0, 0, 0 } end
 
 -- meta, by field name: the bucket, the window, the controls, the pre-queue band, the pace.
-local fields = { 'bt', 'bts', 'cm', 'co', 'cr', 'cb', 'ca', 'pb', 'sb' }
+local fields = { 'bt', 'bts', 'cm', 'co', 'cr', 'cb', 'ca', 'pb', 'sb', 'sk' }
 for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
 for _, f in ipairs(PACE_FIELDS) do fields[#fields + 1] = f end
 local values = redis.call('HMGET', KEYS[5], unpack(fields))
@@ -129,6 +131,8 @@ local admittable = math.min(math.floor(tokens + 1e-9), burst, waitingBefore)
 if maxActive >= 0 then admittable = math.min(admittable, maxActive - active) end
 local passthrough = mode == 'passthrough'
 if passthrough then admittable = math.min(waitingBefore, PASSTHROUGH_BATCH) end
+local stockLeft = tonumber(m.sk)
+if stockLeft then admittable = math.min(admittable, stockLeft - active) end
 local standing = mode == 'paused' or mode == 'closed' or (opensAt and now < opensAt)
 if standing then admittable = 0 end
 admittable = math.max(0, admittable)
@@ -195,6 +199,10 @@ end
 -- %.17g keeps the bucket's exact double, as MemoryStore does: both stores admit alike
 -- near a whole token.
 local metaFields = { 'bt', string.format('%.17g', tokens), 'bts', int(refilledAt) }
+if stockLeft then
+  metaFields[#metaFields + 1] = 'sa'
+  metaFields[#metaFields + 1] = int(math.max(0, stockLeft - active - n))
+end
 if n > 0 then recordAdmissions(metaFields, m, now, n, windowMs) end
 -- The pace of the line: every step decays it; a step that left members waiting adds
 -- the members it took off the line and the tokens the rate offered since the last step

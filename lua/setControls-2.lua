@@ -13,8 +13,10 @@
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2] a fresh draw seed (64 hex digits), used only if this call starts a draw
   ARGV[3] that seed's SHA-256 (hex), the commitment published before opening
-  ARGV[4..] the patch, as field/value pairs over cm cx cr cb ca co cs; the value ''
-            clears cx (no message) and co (open now); ca -1 is "no cap"
+  ARGV[4..] the patch, as field/value pairs over cm cx cr cb ca co cs sk sm; the value ''
+            clears cx (no message), co (open now), sk (no stock) and sm (the default
+            sold-out message); ca -1 is "no cap". Stock set to 0 closes the queue with
+            the sold-out message (lua/includes/stock.lua), as the last consume does.
 
   Returns { CONTROLS_OK, version } or { CONTROLS_REFUSED, field, reason } (nothing
   written), or { STATE_LOST }.
@@ -23,10 +25,11 @@
 --- @include "generation"
 --- @include "newGeneration"
 --- @include "controls"
+--- @include "stock"
 
 local CONTROLS_OK, CONTROLS_REFUSED = 1, 0
 local expected, seed, commitment = ARGV[1], ARGV[2], ARGV[3]
-local PATCHABLE = { cm = true, cx = true, cr = true, cb = true, ca = true, co = true, cs = true }
+local PATCHABLE = { cm = true, cx = true, cr = true, cb = true, ca = true, co = true, cs = true, sk = true, sm = true }
 if not (expected and seed and #seed == 64 and commitment and #commitment == 64 and #ARGV % 2 == 1) then
   return redis.error_reply('ERR waitgate: bad setControls arguments')
 end
@@ -37,7 +40,7 @@ local now = nowMs()
 local gen = checkGeneration(KEYS[2], expected)
 if not gen then return { STATE_LOST } end
 
-local FIELDS = { 'cm', 'cx', 'cr', 'cb', 'ca', 'co', 'cs', 'cd', 'cc', 'cv', 'pb', 'sb', 'seq' }
+local FIELDS = { 'cm', 'cx', 'cr', 'cb', 'ca', 'co', 'cs', 'cd', 'cc', 'cv', 'pb', 'sb', 'sk', 'sm', 'sa', 'seq' }
 local values = redis.call('HMGET', KEYS[2], unpack(FIELDS))
 local current = {}
 for i, f in ipairs(FIELDS) do current[f] = values[i] end
@@ -107,6 +110,15 @@ elseif not shuffleAfter and pendingBefore and shuffleBefore then
   nextValues.cd, nextValues.cc = false, false -- the draw was called off before anyone joined it
 end
 nextValues.cv = tostring((tonumber(current.cv) or 0) + 1)
+-- New stock: the tokens in play are counted again at the next admission step (until
+-- then positions judge their odds by the stock left alone); none left closes the queue.
+if (nextValues.sk or false) ~= (current.sk or false) then
+  nextValues.sa = false
+  if nextValues.sk == '0' then
+    local closing = closeSoldOut({}, nextValues.sm, 0)
+    nextValues.cm, nextValues.cx = closing[2], closing[4]
+  end
+end
 
 local set, unset = {}, {}
 for _, f in ipairs(FIELDS) do

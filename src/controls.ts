@@ -8,7 +8,8 @@ import { MAX_BURST, parseStrict, type AdmissionOptions } from './options.js';
 import { rateInForce } from './admission-control.js';
 import { burstInForce } from './rates.js';
 import type { StoredControls } from './store/store.js';
-import type { ControlsPatch, QueueMode } from './types.js';
+import type { ControlLimits, ControlsPatch, QueueMode } from './types.js';
+import { WaitgateConfigError } from './errors.js';
 
 /** The controls in force, shared by every instance through the store. */
 export interface QueueControls {
@@ -27,9 +28,16 @@ export interface QueueControls {
   drawCommitment: string | null;
   /** The draw seed (hex), readable once the queue has opened; null before (and without a draw). */
   drawSeed: string | null;
+  /** Units of stock left; null without stock. At 0 the queue closes with {@link soldOutMessage}. */
+  stock: number | null;
+  /** The message the queue closes with when stock runs out. */
+  soldOutMessage: string;
   /** Grows by one on every change. */
   version: number;
 }
+
+/** The message of a sold-out queue unless `soldOutMessage` sets another (lua/includes/controls.lua SOLD_OUT). */
+export const DEFAULT_SOLD_OUT_MESSAGE = 'Sold out';
 
 export type { ControlsPatch, QueueMode } from './types.js';
 
@@ -39,16 +47,18 @@ export const MAX_MESSAGE_LENGTH = 280;
 // eslint-disable-next-line no-control-regex -- control characters are what it matches
 const CONTROL_CHARACTERS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
+const messageSchema = z
+  .string()
+  .min(1, 'must not be empty (null for none)')
+  .max(MAX_MESSAGE_LENGTH, `must be at most ${MAX_MESSAGE_LENGTH} characters`)
+  .refine((m) => !CONTROL_CHARACTERS.test(m), 'must not contain control characters');
+
 const patchSchema = z
   .strictObject({
     mode: z.enum(['open', 'paused', 'passthrough', 'closed']).optional(),
-    message: z
-      .string()
-      .min(1, 'must not be empty (null for no message)')
-      .max(MAX_MESSAGE_LENGTH, `must be at most ${MAX_MESSAGE_LENGTH} characters`)
-      .refine((m) => !CONTROL_CHARACTERS.test(m), 'must not contain control characters')
-      .nullable()
-      .optional(),
+    message: messageSchema.nullable().optional(),
+    stock: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
+    soldOutMessage: messageSchema.nullable().optional(),
     admitRatePerSecond: z.number().finite().gt(0).max(1_000_000).nullable().optional(),
     admitBurst: z.number().int().min(1).max(MAX_BURST).optional(),
     maxActive: z.number().int().min(1).nullable().optional(),
@@ -63,6 +73,21 @@ const patchSchema = z
  */
 export function parseControlsPatch(patch: unknown): ControlsPatch {
   return parseStrict(patchSchema, patch) as ControlsPatch;
+}
+
+/**
+ * Refuses a patch beyond the queue's `limits` option (the guardrails), before anything is written.
+ * @throws {@link WaitgateConfigError} naming the field.
+ */
+export function checkLimits(patch: ControlsPatch, limits: Readonly<ControlLimits>): ControlsPatch {
+  const { admitRatePerSecond: rate, admitBurst: burst, maxActive } = patch;
+  if (limits.maxRatePerSecond !== undefined && typeof rate === 'number' && rate > limits.maxRatePerSecond)
+    throw new WaitgateConfigError('admitRatePerSecond', `must be at most ${limits.maxRatePerSecond} (limits.maxRatePerSecond)`);
+  if (limits.maxBurst !== undefined && burst !== undefined && burst > limits.maxBurst)
+    throw new WaitgateConfigError('admitBurst', `must be at most ${limits.maxBurst} (limits.maxBurst)`);
+  if (limits.maxActive !== undefined && maxActive !== undefined && (maxActive === null || maxActive > limits.maxActive))
+    throw new WaitgateConfigError('maxActive', `must be at most ${limits.maxActive} (limits.maxActive), not ${maxActive === null ? 'no cap' : maxActive}`);
+  return patch;
 }
 
 /** A fresh draw seed (32 bytes from the OS CSPRNG, hex) and its commitment (SHA-256 of the bytes, hex). */
@@ -88,6 +113,8 @@ export function controlsInForce(
     shuffle: stored.shuffle,
     drawCommitment: stored.drawCommitment,
     drawSeed: opened ? stored.drawSeed : null,
+    stock: stored.stock ?? null,
+    soldOutMessage: stored.soldOutMessage ?? DEFAULT_SOLD_OUT_MESSAGE,
     version: stored.version,
   };
 }

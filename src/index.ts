@@ -28,7 +28,7 @@ export {
 export { normalizeMemberId, type MemberId } from './member-id.js';
 export { toHttpResponse, type HttpErrorResponse, type HttpErrorCode, type ErrorBody } from './http/error-response.js';
 export type { PositionCacheOptions } from './position-cache.js';
-export { DEFAULT_POLLING_INTERVALS, type WaitingQueueOptions, type PollingTier, type QueueConfig } from './options.js';
+export { DEFAULT_POLLING_INTERVALS, type WaitingQueueOptions, type PollingTier, type QueueConfig, type ControlLimits } from './options.js';
 export type { Position, PositionStatus, Admission, AdmittedMember, Claim, QueueStats, QueueTotals, WaitFigures, MemberInspection } from './types.js';
 export type { SigningOptions, SigningKeyOption, PublicJwk } from './signing/keys.js';
 export type { EntryPassKeys, EntryPassJwk } from './pass/verify.js';

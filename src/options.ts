@@ -2,7 +2,7 @@
 
 import { z } from 'zod';
 import { WaitgateConfigError } from './errors.js';
-import type { AdmissionOptions, PollingTier } from './types.js';
+import type { AdmissionOptions, ControlLimits, PollingTier } from './types.js';
 import { MAX_BURST, defaultBurst } from './rates.js';
 import type { PositionCacheOptions } from './position-cache.js';
 import type { Store } from './store/store.js';
@@ -84,9 +84,11 @@ export interface WaitingQueueOptions {
    * (tokens are opaque random strings).
    */
   signing?: SigningOptions;
+  /** Guardrails: `setControls` refuses a rate, burst or cap beyond them (WaitgateConfigError, nothing written). Default none. */
+  limits?: ControlLimits;
 }
 
-export type { AdmissionOptions } from './types.js';
+export type { AdmissionOptions, ControlLimits } from './types.js';
 
 /** The options after defaults, in the units the queue works in. */
 export interface QueueConfig {
@@ -113,6 +115,7 @@ export interface QueueConfig {
   admission: AdmissionOptions;
   /** null: tokens are opaque. */
   signer: PassSigner | null;
+  limits: Readonly<ControlLimits>;
 }
 
 export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
@@ -201,6 +204,13 @@ const optionsSchema = z
       )
       .default({ mode: 'fixed' }),
     signing: signingSchema.optional(),
+    limits: z
+      .strictObject({
+        maxRatePerSecond: z.number().finite().gt(0).max(1_000_000).optional(),
+        maxBurst: z.number().int().min(1).max(MAX_BURST).optional(),
+        maxActive: z.number().int().min(1).optional(),
+      })
+      .default({}),
   })
   .superRefine((options, ctx) => {
     // A member polling at its interval must never look silent: the slowest interval
@@ -292,6 +302,7 @@ export function parseQueueOptions(options: unknown): QueueConfig {
     pickupTimeoutMs: parsed.pickupTimeoutSeconds === null ? null : Math.round(parsed.pickupTimeoutSeconds * 1000),
     admission: Object.freeze({ ...parsed.admission }),
     signer: parsed.signing ? new PassSigner(loadSigningKeys(parsed.signing), parsed.name, Math.round(parsed.entryTokenTtlSeconds * 1000)) : null,
+    limits: Object.freeze({ ...parsed.limits }),
   };
 }
 

@@ -112,5 +112,8 @@ export function buildPosition(
     queueMode: c.mode,
     message: c.message,
     opensAt: beforeOpening ? c.opensAt : null,
+    stockLeft: c.stockLeft ?? null,
+    likelyServed:
+      waiting && rank !== null && c.stockLeft !== undefined && c.stockLeft !== null ? rank < Math.min(c.stockAvailable ?? c.stockLeft, c.stockLeft) : null,
   };
 }

@@ -4,6 +4,8 @@
 // and the READY answers, so that a token that was read is not dropped for want of a pick-up.
 
 /** How often the members answered are recorded, at most (store clock). */
+import type { MemberSnapshot } from './store/store.js';
+
 export const PRESENCE_FLUSH_MS = 1000;
 /** Member ids per store call (lua/touchMembers-5.lua MAX_MEMBERS). */
 const BATCH = 1000;
@@ -57,6 +59,16 @@ export class Presence {
    * A waiting member answered near the head (`seen`, with its entry `score` when
    * known), or a READY answer (`pickedUp`), at the store's time `storeNow`.
    */
+  /**
+   * What a poll's answer says of its member: WAITING below the presence `head` is a sign of
+   * life; READY, when tokens must be picked up, is the pick-up.
+   */
+  notePoll(memberId: string, answer: MemberSnapshot, head: number | undefined, pickupRequired: boolean): void {
+    if (answer.status === 'WAITING' && head !== undefined && answer.rank !== null && answer.rank < head)
+      this.note(memberId, 'seen', answer.now, answer.score ?? null);
+    if (answer.status === 'READY' && pickupRequired) this.note(memberId, 'pickedUp', answer.now);
+  }
+
   note(memberId: string, kind: 'seen' | 'pickedUp', storeNow: number, score: number | null = null): void {
     this.#latestNow = Math.max(this.#latestNow, storeNow);
     if (kind === 'seen' && !this.#due(memberId, score)) return;

@@ -27,6 +27,13 @@ export interface Position {
   message: string | null;
   /** While an opening is scheduled and still ahead: when, epoch ms (a page shows a countdown). Null otherwise. */
   opensAt: number | null;
+  /** Units of stock left (`setControls({ stock })`); null without stock. */
+  stockLeft: number | null;
+  /**
+   * WAITING with stock: the stock left covers this member after every token in play and
+   * everyone ahead (rank + tokens in play < stock left). Null without stock or when not waiting.
+   */
+  likelyServed: boolean | null;
 }
 
 /** A member admitted by `admit()`. */
@@ -156,6 +163,20 @@ export interface ControlsPatch {
   maxActive?: number | null;
   opensAt?: number | null;
   shuffle?: boolean;
+  /** Units left to sell: each consumed token takes one, admission never puts more tokens in play than are left, at 0 the queue closes. Null: no stock. */
+  stock?: number | null;
+  /** The message of the queue once stock runs out; null: back to the default, "Sold out". */
+  soldOutMessage?: string | null;
+}
+
+/** The `limits` option of {@link WaitingQueueOptions}: guardrails on what `setControls` may set, whoever sends it. */
+export interface ControlLimits {
+  /** No pinned `admitRatePerSecond` above this. */
+  maxRatePerSecond?: number;
+  /** No `admitBurst` above this. */
+  maxBurst?: number;
+  /** No `maxActive` above this, nor `maxActive: null` (no cap). */
+  maxActive?: number;
 }
 
 /** The `admission` option of {@link WaitingQueueOptions}. */

@@ -2,7 +2,7 @@
 
 import { parseAdmitterOptions, startReportingTimer, type Admitter, type AdmitterOptions } from './admitter.js';
 import { AdmissionSteps, admitRequest, type StepResult } from './admission-steps.js';
-import { controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
+import { checkLimits, controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache, watchHeadMovesOf } from './position-cache.js';
@@ -146,7 +146,7 @@ export class WaitingQueue {
    *   the pre-queue has members); nothing is written then. {@link StoreUnavailableError}.
    */
   async setControls(patch: ControlsPatch): Promise<QueueControls> {
-    const valid = parseControlsPatch(patch);
+    const valid = checkLimits(parseControlsPatch(patch), this.#config.limits);
     const store = storeThat(this.#store, ['setControls', 'controls'], 'keep runtime controls');
     const { seed, commitment } = newDrawSeed();
     await this.#calls.call('setControls', () => store.setControls(this.name, { patch: valid, seed, commitment }));
@@ -379,12 +379,8 @@ export class WaitingQueue {
       this.#passthrough = snapshot.controls.mode === 'passthrough';
       this.#lastControls = snapshot.controls;
     }
-    if (polled !== undefined && this.#presence) {
-      const head = presenceHeadOf(this.#config, snapshot.controls);
-      if (snapshot.status === 'WAITING' && head !== undefined && snapshot.rank !== null && snapshot.rank < head)
-        this.#presence.note(polled, 'seen', snapshot.now, snapshot.score ?? null);
-      if (snapshot.status === 'READY' && this.#config.pickupTimeoutMs !== null) this.#presence.note(polled, 'pickedUp', snapshot.now);
-    }
+    if (polled !== undefined)
+      this.#presence?.notePoll(polled, snapshot, presenceHeadOf(this.#config, snapshot.controls), this.#config.pickupTimeoutMs !== null);
     return buildPosition(snapshot, this.#config, this.#config.pollingIntervals);
   }
 

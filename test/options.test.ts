@@ -50,6 +50,7 @@ describe('WaitingQueue options', () => {
       holdSilentAfterMs: null,
       pickupTimeoutMs: null,
       admission: { mode: 'fixed' },
+      limits: {},
     });
   });
 

@@ -42,6 +42,8 @@ export function controlsView(stored: StoredControls): ControlsJson {
     shuffle: inForce.shuffle,
     drawCommitment: inForce.drawCommitment,
     drawSeed: inForce.drawSeed,
+    stock: inForce.stock,
+    soldOutMessage: inForce.soldOutMessage,
     version: inForce.version,
     unset,
   };

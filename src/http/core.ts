@@ -7,7 +7,6 @@ import { z } from 'zod';
 import { WaitgateConfigError } from '../errors.js';
 import type { MemberId } from '../member-id.js';
 import { parseStrict } from '../options.js';
-import type { EntryPassKeys } from '../pass/verify.js';
 import { REPORT_ERROR, type WaitingQueue } from '../waiting-queue.js';
 import { createEntry, type Entry } from './entry.js';
 import { NO_STORE, errorResponse, toHttpResponse } from './error-response.js';

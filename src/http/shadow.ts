@@ -110,6 +110,9 @@ export function shadowPosition(queue: WaitingQueue, marks: ShadowMarks, mark: Sh
     queueMode: last?.queueMode ?? 'open',
     message: last?.message ?? null,
     opensAt: last?.opensAt ?? null,
+    // Looks like a real member's odds at that rank (it is never served: that is the point).
+    stockLeft: last?.stockLeft ?? null,
+    likelyServed: last?.stockLeft === null || last?.stockLeft === undefined ? null : rank < last.stockLeft,
   };
 }
 

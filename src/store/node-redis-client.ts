@@ -57,7 +57,9 @@ export function nodeRedisScriptClient(client: NodeRedisClientLike | NodeRedisClu
       }
     },
     async masters() {
-      const info = (node: { sendCommand(args: Args): Promise<unknown> }) => ({ info: async (section: string) => String(await node.sendCommand(['INFO', section])) });
+      const info = (node: { sendCommand(args: Args): Promise<unknown> }) => ({
+        info: async (section: string) => String(await node.sendCommand(['INFO', section])),
+      });
       if (!isCluster(client)) return [info(client)];
       if (client.masters.length === 0) throw new Error('the Redis Cluster client knows no master yet');
       return Promise.all(client.masters.map(async (master) => info(await client.nodeClient(master))));

@@ -45,7 +45,7 @@ const modeOf = (v: Value): QueueMode | null => {
   return mode !== null && (MODES as readonly string[]).includes(mode) ? (mode as QueueMode) : null;
 };
 
-/** The values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr cb ar), starting at `at`. */
+/** The values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr cb ar sk sa), starting at `at`. */
 function decodeControlsView(r: Reply, at: number): ControlsView {
   return {
     mode: modeOf(r[at]) ?? 'open',
@@ -56,10 +56,12 @@ function decodeControlsView(r: Reply, at: number): ControlsView {
     admitRatePerSecond: num(r[at + 5]),
     admitBurst: num(r[at + 6]),
     adaptiveRate: num(r[at + 7]),
+    stockLeft: num(r[at + 8]),
+    stockAvailable: num(r[at + 9]),
   };
 }
 
-const CONTROLS_LENGTH = 8;
+const CONTROLS_LENGTH = 10;
 
 /** lua/includes/controls.lua: codes of enter replies that are not a position. */
 const QUEUE_CLOSED = -2;
@@ -343,7 +345,7 @@ export function decodeClaim(r: Reply): ClaimResult {
   throw new Error(`claimToken replied with an unknown status ${String(r[0])}`);
 }
 
-/** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation }. */
+/** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation, ar, sk, sm }. */
 export function decodeControls(r: Reply): { controls: StoredControls; generation: Value } {
   const maxActive = num(r[5]);
   return {
@@ -361,6 +363,8 @@ export function decodeControls(r: Reply): { controls: StoredControls; generation
       drawCommitment: str(r[9]),
       version: num(r[10]) ?? 0,
       adaptiveRate: num(r[12]),
+      stock: num(r[13]),
+      soldOutMessage: str(r[14]),
     },
   };
 }

@@ -3,6 +3,7 @@
 // (script-client.ts: ioredis-client.ts, node-redis-client.ts), reply decoding (redis-replies.ts), generations (generations.ts), Redis's clock
 // (redis-clock.ts) and the eviction check (eviction-policy.ts) live beside it.
 
+import { encodeControlsPatch } from './redis-controls.js';
 import { z } from 'zod';
 import { QueueStateLostError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
@@ -325,18 +326,7 @@ export class RedisStore implements Store {
 
   async setControls(queue: string, request: ControlsRequest): Promise<{ version: number }> {
     const k = this.#keysOf(queue);
-    const p = request.patch;
-    const pairs: Array<string | number> = [];
-    const put = (field: string, value: string | number | undefined) => {
-      if (value !== undefined) pairs.push(field, value);
-    };
-    put('cm', p.mode);
-    put('cx', p.message === null ? '' : p.message);
-    put('cr', p.admitRatePerSecond === undefined ? undefined : p.admitRatePerSecond === null ? '' : String(p.admitRatePerSecond));
-    put('cb', p.admitBurst);
-    put('ca', p.maxActive === null ? -1 : p.maxActive);
-    put('co', p.opensAt === null ? '' : p.opensAt);
-    put('cs', p.shuffle === undefined ? undefined : p.shuffle ? '1' : '0');
+    const pairs = encodeControlsPatch(request.patch);
     const reply = await this.#call<Reply>(queue, 'setControls', [k.waiting, k.meta], [request.seed, request.commitment, ...pairs]);
     return decodeSetControls(reply);
   }

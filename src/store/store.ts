@@ -22,6 +22,10 @@ export interface ControlsView {
   admitBurst?: number | null;
   /** The rate adaptive admission set last; null before (or when fixed). Optional for custom stores. */
   adaptiveRate?: number | null;
+  /** Units of stock left; null (or absent, for custom stores) without stock. */
+  stockLeft?: number | null;
+  /** Stock left minus the tokens in play at the last admission step or consume: the ranks below it are likely served. */
+  stockAvailable?: number | null;
 }
 
 /** The controls as stored: null where a field was never set (maxActive: undefined never set, null no cap). */
@@ -35,6 +39,10 @@ export interface StoredControls {
   shuffle: boolean;
   drawSeed: string | null;
   drawCommitment: string | null;
+  /** Units of stock left; null without stock. Optional for custom stores. */
+  stock?: number | null;
+  /** The sold-out message set; null: the default. Optional for custom stores. */
+  soldOutMessage?: string | null;
   version: number;
   /** The store's clock, epoch ms. */
   now: number;

@@ -45,6 +45,8 @@ function waitingBody(rank: number, seconds: number): Position {
     queueMode: 'open',
     message: null,
     opensAt: null,
+    stockLeft: null,
+    likelyServed: null,
   };
 }
 

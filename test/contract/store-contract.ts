@@ -67,6 +67,8 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
           queueMode: 'open',
           message: null,
           opensAt: null,
+          stockLeft: null,
+          likelyServed: null,
         });
         const bob = await queue.enter('bob');
         expect([bob.status, bob.rank, bob.currentTotalWaitingCount]).toEqual(['WAITING', 1, 2]);

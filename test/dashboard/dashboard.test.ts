@@ -68,7 +68,7 @@ const MOUNTS = {
 };
 
 function queueOn(store: Store = new MemoryStore(), name = 'orders') {
-  return new WaitingQueue({ store, name, admitRatePerSecond: 5, maxActive: 20, operationTimeoutMs: 200 });
+  return new WaitingQueue({ store, name, admitRatePerSecond: 5, maxActive: 20, operationTimeoutMs: 200, limits: { maxRatePerSecond: 1000 } });
 }
 
 /** A dashboard whose `authorize` lets through requests with `x-operator: yes`. */
@@ -219,6 +219,8 @@ describe.each(Object.keys(MOUNTS) as Array<keyof typeof MOUNTS>)('dashboard on %
       [{ queue: 'orders', patch: { mode: 'asleep' } }, 'CONFIG_INVALID', 'patch.mode'],
       [{ queue: 'orders', patch: { admitRatePerSecond: -1 } }, 'CONFIG_INVALID', 'patch.admitRatePerSecond'],
       [{ queue: 'orders', patch: { message: 'x'.repeat(281) } }, 'CONFIG_INVALID', 'patch.message'],
+      // Beyond the queue's limits (the guardrails), whoever sends it.
+      [{ queue: 'orders', patch: { admitRatePerSecond: 1001 } }, 'CONFIG_INVALID', 'patch.admitRatePerSecond'],
       [{ queue: 'orders', patch: {} }, 'CONFIG_INVALID'],
       [{ queue: 'orders', patch: 'paused' }, 'BAD_REQUEST', 'patch'],
       [{ queue: 'orders' }, 'BAD_REQUEST', 'patch'],

@@ -10,6 +10,8 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EVALUATE_EVERY_MS, nextRate, ORDER_WINDOW_MS } from '../../src/admission-control.js';
+import { DEFAULT_SOLD_OUT_MESSAGE } from '../../src/controls.js';
+import { sellOne } from '../../src/store/memory/stock.js';
 import {
   defaultBurst,
   MAX_BURST,
@@ -26,7 +28,7 @@ const includesDir = join(import.meta.dirname, '..', '..', 'lua', 'includes');
 const include = (name: string): string => readFileSync(join(includesDir, `${name}.lua`), 'utf8');
 // In the order the scripts include them: int (now), orderWindow/ORDER_FIELDS (orderHealth)
 // before the law that uses them.
-const INCLUDES = ['now', 'orderHealth', 'adaptiveRate', 'pace', 'ratesInForce', 'tokenRecord'];
+const INCLUDES = ['now', 'orderHealth', 'adaptiveRate', 'pace', 'ratesInForce', 'tokenRecord', 'stock'];
 
 // ARGV[1] the rule, ARGV[2] a JSON array of argument lists; the reply: one string per output.
 const HARNESS = `
@@ -48,6 +50,8 @@ for _, c in ipairs(input) do
     out[#out + 1] = g(presenceHead(c[1], c[2], c[3]))
   elseif kind == 'stepOffered' then
     out[#out + 1] = g(stepOffered(c[1], c[2], c[3]))
+  elseif kind == 'sellOne' then
+    out[#out + 1] = table.concat(sellOne(opt(c[1]), opt(c[2]), c[3]), '|')
   end
 end
 return out
@@ -279,6 +283,35 @@ describe('the tokens a step offers (pace.lua stepOffered = rates.ts stepOffered)
     for (const r of [0.1, 1, 3.3, 150, 10_000]) for (const dt of [-5, 0, 1, 333, 1000, MAX_STEP_GAP_MS, MAX_STEP_GAP_MS + 1, 1e9]) cases.push([r, T0, T0 + dt]);
     const got = await lua('stepOffered', cases);
     cases.forEach((c, i) => expect(got[i], `stepOffered(${c.join(', ')})`).toBe(stepOffered(...c)));
+  });
+});
+
+describe('a unit sold (stock.lua sellOne = memory/stock.ts sellOne)', () => {
+  /** The TypeScript rule's outcome in the Lua one's form: the meta fields it changes, as pairs. */
+  function tsSold([stock, message, version]: [number | null, string | null, number]): string {
+    const before = { version, stock: stock ?? undefined, soldOutMessage: message ?? undefined, mode: 'open' as const };
+    const after = sellOne(before);
+    if (after === before) return '';
+    const fields = ['sk', String(after.stock)];
+    if (after.mode === 'closed') fields.push('cm', 'closed', 'cx', after.message!, 'cv', String(after.version));
+    return fields.join('|');
+  }
+
+  it('takes one unit, closes the queue at the last with the sold-out message, and leaves a queue without stock alone', async () => {
+    const cases: Array<[number | null, string | null, number]> = [
+      [null, null, 3],
+      [0, null, 3],
+      [1, null, 3],
+      [1, 'All gone', 7],
+      [2, 'All gone', 7],
+      [100, null, 0],
+    ];
+    const reply = (await redis.eval(LUA, 0, 'sellOne', JSON.stringify(cases.map(([s, m, v]) => [s === null ? null : String(s), m, String(v)])))) as string[];
+    cases.forEach((c, i) => expect(reply[i] ?? '', `sellOne(${c.join(', ')})`).toBe(tsSold(c)));
+  });
+
+  it('stock.lua SOLD_OUT equals DEFAULT_SOLD_OUT_MESSAGE', () => {
+    expect(/^local SOLD_OUT = '([^']*)'/m.exec(include('stock'))?.[1]).toBe(DEFAULT_SOLD_OUT_MESSAGE);
   });
 });
 

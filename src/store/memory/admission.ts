@@ -52,6 +52,9 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
   if (maxActive !== null) admittable = Math.min(admittable, maxActive - active);
   const passthrough = c.mode === 'passthrough';
   if (passthrough) admittable = Math.min(waitingBefore, PASSTHROUGH_BATCH);
+  // Stock: in every mode, the tokens in play never exceed the stock left.
+  const stockLeft = c.stock;
+  if (stockLeft !== undefined) admittable = Math.min(admittable, stockLeft - active);
   if (c.mode === 'paused' || c.mode === 'closed' || beforeOpening(c, now)) admittable = 0;
   admittable = Math.max(0, admittable);
   const n = Math.min(admittable, request.tokens.length);
@@ -119,6 +122,7 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
   if (admitted.length > 0 || abandoned.length > 0) q.entries.trim(q.waiting.head() === null ? null : q.waiting.seqOf(q.waiting.head()!));
   if (!passthrough) bucket.tokens -= admitted.length;
   q.bucket = bucket;
+  if (stockLeft !== undefined) q.controls = { ...q.controls, stockAvailable: Math.max(0, stockLeft - active - admitted.length) };
   q.totals.abandoned += abandoned.length;
   q.window = recordAdmissionStep(q.window, admitted.length, waitingBefore, now, request.windowMs, abandoned.length);
   // The pace of the line (mirrors lua/popAndIssue-8.lua): every step decays it; a step

@@ -4,6 +4,7 @@
 import { WaitgateConfigError } from '../../errors.js';
 import type { ControlsRequest, StoredControls } from '../store.js';
 import { beforeOpening, type Controls, type QueueState } from './state.js';
+import { closeSoldOut } from './stock.js';
 
 /** lua/includes/controls.lua DRAW_RANGE: 2^40. */
 const DRAW_RANGE = 2 ** 40;
@@ -19,9 +20,11 @@ export function setControls(q: QueueState, now: number, request: ControlsRequest
   if (p.maxActive !== undefined) next.maxActive = p.maxActive;
   if (p.opensAt !== undefined) next.opensAt = p.opensAt ?? undefined;
   if (p.shuffle !== undefined) next.shuffle = p.shuffle;
+  if (p.stock !== undefined) next.stock = p.stock ?? undefined;
+  if (p.soldOutMessage !== undefined) next.soldOutMessage = p.soldOutMessage ?? undefined;
 
   // A patch that changes nothing is answered as applied (a re-sent call), writing nothing.
-  const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle'] as const;
+  const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle', 'stock', 'soldOutMessage'] as const;
   if (fields.every((f) => next[f] === current[f])) return { version: current.version };
   // What only the store can judge (mirrors lua/setControls-2.lua).
   const pendingBefore = beforeOpening(current, now);
@@ -56,6 +59,11 @@ export function setControls(q: QueueState, now: number, request: ControlsRequest
     next.commitment = undefined;
   }
   next.version = current.version + 1;
+  // New stock: the tokens in play are counted again at the next admission step; none left closes the queue.
+  if (next.stock !== current.stock) {
+    next.stockAvailable = undefined;
+    if (next.stock === 0) Object.assign(next, { mode: 'closed', message: closeSoldOut(next).message });
+  }
   q.controls = next;
   return { version: next.version };
 }
@@ -73,6 +81,8 @@ export function storedControls(q: QueueState, now: number): StoredControls {
     shuffle: c.shuffle === true,
     drawSeed: c.seed ?? null,
     drawCommitment: c.commitment ?? null,
+    stock: c.stock ?? null,
+    soldOutMessage: c.soldOutMessage ?? null,
     version: c.version,
     adaptiveRate: q.adaptive?.rate ?? null,
   };

@@ -19,8 +19,9 @@ export function enter(q: QueueState, memberId: string, now: number, options: Ent
   if (held || q.waiting.has(memberId)) return present(q, memberId, now, options.presenceHead);
   const c = q.controls;
   if (c.mode === 'closed') throw new QueueClosedError(c.message ?? null);
-  // Passthrough lets a new member through, except before a scheduled opening (then it pre-queues).
-  if (c.mode === 'passthrough' && !beforeOpening(c, now)) {
+  // Passthrough lets a new member through, except before a scheduled opening (then it
+  // pre-queues) and with stock (then it joins the line: admission keeps within the stock).
+  if (c.mode === 'passthrough' && !beforeOpening(c, now) && c.stock === undefined) {
     if (options.token === undefined || options.tokenTtlMs === undefined) return { ...memberSnapshot(q, memberId, now), needsToken: true };
     q.tokens.set(memberId, { token: options.token, tokenExp: now + options.tokenTtlMs, claimId: null, claimExp: 0, pickupBy: 0 });
     q.totals.entered++;

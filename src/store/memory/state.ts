@@ -75,6 +75,11 @@ export interface Controls {
   /** First score of the pre-queue, and the score base of entries after its opening. */
   preQueueFrom?: number;
   scoreBase?: number;
+  /** Units of stock left (mirrors meta sk), the sold-out message (sm). */
+  stock?: number;
+  soldOutMessage?: string;
+  /** Stock left minus the tokens in play, as the last admission step saw it (mirrors meta sa). */
+  stockAvailable?: number;
 }
 
 /** A queue nobody has written yet. */
@@ -128,5 +133,7 @@ export function controlsView(c: Controls, adaptiveRate: number | undefined): Con
     admitRatePerSecond: c.rate ?? null,
     admitBurst: c.burst ?? null,
     adaptiveRate: adaptiveRate ?? null,
+    stockLeft: c.stock ?? null,
+    stockAvailable: c.stockAvailable ?? null,
   };
 }

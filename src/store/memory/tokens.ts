@@ -5,6 +5,7 @@
 import { ORDER_WINDOW_MS } from '../../admission-control.js';
 import type { ClaimRequest, ClaimResult, ConsumeRequest, ReleaseRequest } from '../store.js';
 import { deadlineOf, sameToken, type QueueState, type TokenRecord } from './state.js';
+import { sellOne } from './stock.js';
 
 export function claim(q: QueueState, now: number, request: ClaimRequest): ClaimResult {
   const record = q.tokens.get(request.memberId);
@@ -26,6 +27,7 @@ export function consume(q: QueueState, now: number, request: ConsumeRequest): bo
   for (const [claimId, forgetAt] of q.consumed) if (forgetAt <= now) q.consumed.delete(claimId);
   q.consumed.set(request.claimId, now + request.rememberMs);
   q.totals.consumed++;
+  q.controls = sellOne(q.controls);
   if (!record.leaseCounted) q.orders.record(now, settled(record, now, request.leaseMs, false));
   return true;
 }
