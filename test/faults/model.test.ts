@@ -327,7 +327,7 @@ function expectPosition(side: Side, r: Real, p: Position, e: ExpectedPosition, w
   const { status, rank, currentTotalWaitingCount, estimatedWaitSeconds, pollingIntervalSeconds } = e;
   expectSame(
     rest,
-    { status, rank, currentTotalWaitingCount, pollingIntervalSeconds, queueMode: 'open', message: null, opensAt: null },
+    { status, rank, currentTotalWaitingCount, pollingIntervalSeconds, queueMode: 'open', message: null, opensAt: null, stockLeft: null, likelyServed: null },
     `${side.label} ${what}`,
   );
   if (side.label === 'memory' || e.estimateLater === undefined) {

@@ -109,6 +109,7 @@ async function fullLifecycle(queue: WaitingQueue): Promise<void> {
   await queue.claim(c!.memberId, c!.entryToken); // left claimed: the leases key stays
   await queue.leave('x:y');
   await queue.leave(admissions[3]!.memberId);
+  await queue.revoke(a!.memberId); // the revocations key (signed passes)
   expect((await queue.stats()).claimed).toBe(1);
 }
 
