@@ -9,7 +9,7 @@ import { messageOf } from '../../bench/lib/ipc.mjs';
 const child = join(import.meta.dirname, 'fixtures', 'big-result-child.mjs');
 
 describe('bench IPC: a child´s last message', () => {
-  it('reaches a parent busy while the child sends and exits', async () => {
+  it('reaches a parent busy while the child sends and exits', { timeout: 30_000 }, async () => {
     for (let run = 0; run < 3; run++) {
       const c = fork(child, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       const result = messageOf(c, 'result');
