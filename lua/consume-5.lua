@@ -40,10 +40,8 @@ if forgetAt and forgetAt > now then return 1 end
 local record = parseRecord(redis.call('HGET', KEYS[1], member))
 if not record or record.claimId ~= claimId or deadlineOf(record) <= now then return 0 end
 
-redis.call('HDEL', KEYS[1], member)
-redis.call('ZREM', KEYS[2], member)
 -- Its lease gone from leases: it lapsed and an admission step counted it as a failed order already.
-local leased = redis.call('ZREM', KEYS[3], member) == 1
+local leased = dropToken(KEYS[1], KEYS[2], KEYS[3], member)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 redis.call('ZADD', KEYS[4], now + remember, claimId)
 redis.call('HINCRBY', KEYS[5], 'tc', 1) -- the consumed total (lua/includes/queueFigures.lua)

@@ -30,10 +30,6 @@ local wasWaiting = redis.call('ZREM', KEYS[1], member)
 redis.call('HDEL', KEYS[6], member)
 local record = parseRecord(redis.call('HGET', KEYS[2], member))
 local hadToken = record and deadlineOf(record) > now
-if record then
-  redis.call('HDEL', KEYS[2], member)
-  redis.call('ZREM', KEYS[3], member)
-  redis.call('ZREM', KEYS[4], member)
-end
+if record then dropToken(KEYS[2], KEYS[3], KEYS[4], member) end
 if wasWaiting == 1 or hadToken then return 1 end
 return 0

@@ -33,11 +33,7 @@ if not checkGeneration(KEYS[4], expected) then return STATE_LOST end
 
 local record = parseRecord(redis.call('HGET', KEYS[1], member))
 local hadToken = record and deadlineOf(record) > now
-if record then
-  redis.call('HDEL', KEYS[1], member)
-  redis.call('ZREM', KEYS[2], member)
-  redis.call('ZREM', KEYS[3], member)
-end
+if record then dropToken(KEYS[1], KEYS[2], KEYS[3], member) end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', '(' .. int(now - retainMs))
 redis.call('ZADD', KEYS[5], int(now), member)
 if hadToken then return 1 end
