@@ -82,15 +82,17 @@ export function viewOf(position: Position, t: RoomTexts, locale: string, now: nu
   const total = Math.max(position.currentTotalWaitingCount, rank + 1);
   const wait = waitText(position, t, locale);
   const place = ranked ? integer(locale, rank + 1) : '';
+  const notice = state === 'paused' || state === 'closed';
   const slots: Record<string, string> = {
     'place-line': ranked ? fill(t.place, { place }) : t.drawn,
     'rank-number': place,
     ahead: ranked ? integer(locale, rank) : t.notDrawn,
     wait,
     total: integer(locale, position.currentTotalWaitingCount),
-    'notice-title': state === 'closed' ? t.closedTitle : t.pausedTitle,
-    'notice-message': position.message ?? (state === 'closed' ? t.closedText : t.pausedText),
-    'notice-hint': state === 'closed' ? t.closedHint : t.pausedHint,
+    // The operator's banner, only while paused or closed (empty otherwise: nothing stale to read).
+    'notice-title': notice ? (state === 'closed' ? t.closedTitle : t.pausedTitle) : '',
+    'notice-message': notice ? (position.message ?? (state === 'closed' ? t.closedText : t.pausedText)) : '',
+    'notice-hint': notice ? (state === 'closed' ? t.closedHint : t.pausedHint) : '',
     countdown: position.opensAt === null ? '' : formatCountdown((position.opensAt - now) / 1000, locale),
     'opens-at': position.opensAt === null ? '' : fill(t.opensAt, { time: formatTime(position.opensAt, locale, timeZone) }),
     expires: position.entryTokenExpiresAt === null ? '' : fill(t.readyText, { time: formatTime(position.entryTokenExpiresAt, locale, timeZone) }),

@@ -108,7 +108,9 @@ async function axeViolations(page: Page, js: boolean): Promise<string[]> {
     await target.goto(page.url());
   }
   await target.evaluate(AXE);
-  const result = await target.evaluate(async () => (await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string }> }> } }).axe.run()).violations);
+  const result = await target.evaluate(
+    async () => (await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string }> }> } }).axe.run()).violations,
+  );
   if (target !== page) await target.context().close();
   return result.map((v) => v.id).filter((id) => js || id !== 'meta-refresh');
 }
