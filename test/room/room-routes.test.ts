@@ -3,9 +3,13 @@
 // attributes and a 303 to page.continueUrl, the cookie then accepted by the token guard and the
 // pass guard instead of the header; the locale from ?lang= and Accept-Language.
 
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import type { FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { signingWith } from '../support/signing-keys.js';
+import { WaitgateModule } from '../../src/http/nestjs.js';
+import { listen } from '../http/nestjs-app.js';
 import { PASS_APPS, type PassApp } from '../http/pass-apps.js';
 
 let app: PassApp | undefined;
@@ -105,5 +109,33 @@ describe.each(Object.keys(PASS_APPS))('the waiting page on %s', (name) => {
     const refused = await call('POST', '/queue/room', { 'x-member': 'dave', 'content-type': 'text/plain' });
     expect(refused.status).toBe(403);
     expect(await refused.text()).toMatch(/This queue is closed[\s\S]*Sold out, thank you!/);
+  });
+});
+
+describe('the waiting page on NestJS with Fastify', () => {
+  it('serves the page, its assets and the join form; page: false removes them', async () => {
+    const queue = newQueue();
+    const memberId = (request: FastifyRequest) => request.headers['x-member'] as string | undefined;
+    const on = await listen(new FastifyAdapter(), [WaitgateModule.forRoot({ queue, memberId, page: { continueUrl: '/next' } })], []);
+    try {
+      const call = (method: string, path: string) =>
+        fetch(on.url + path, { method, headers: { 'x-member': 'alice', 'content-type': 'text/plain' }, redirect: 'manual' });
+      expect((await call('GET', '/queue/room')).headers.get('content-type')).toMatch(/^text\/html/);
+      expect((await call('POST', '/queue/room')).status).toBe(303);
+      expect(await (await call('GET', '/queue/room')).text()).toContain('You are number 1 in line');
+      expect((await call('GET', '/queue/room.css')).headers.get('content-type')).toMatch(/^text\/css/);
+      await queue.admit();
+      const ready = await call('GET', '/queue/room');
+      expect(ready.status).toBe(303);
+      expect(ready.headers.get('set-cookie')).toMatch(/^waitgate_pass=.+; HttpOnly; SameSite=Lax$/);
+    } finally {
+      await on.close();
+    }
+    const off = await listen(new FastifyAdapter(), [WaitgateModule.forRoot({ queue: newQueue(), memberId, page: false })], []);
+    try {
+      expect((await fetch(`${off.url}/queue/room`, { headers: { 'x-member': 'alice' } })).status).toBe(404);
+    } finally {
+      await off.close();
+    }
   });
 });
