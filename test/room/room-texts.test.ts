@@ -7,22 +7,9 @@ import { isLocalHost, passCookie, requestToken } from '../../src/http/pass-cooki
 import { parsePage } from '../../src/room/options.js';
 import { EN, LOCALES, isRtl, negotiateLocale, textsFor } from '../../src/room/texts.js';
 import { formatCountdown, formatDuration, viewOf } from '../../src/room/view.js';
-import type { Position } from '../../src/index.js';
+import { waitingPosition } from '../support/positions.js';
 
-const waiting: Position = {
-  status: 'WAITING',
-  rank: 1233,
-  currentTotalWaitingCount: 5000,
-  estimatedWaitSeconds: 4000,
-  pollingIntervalSeconds: 5,
-  entryToken: null,
-  entryTokenExpiresAt: null,
-  queueMode: 'open',
-  message: null,
-  opensAt: null,
-  stockLeft: null,
-  likelyServed: null,
-};
+const waiting = waitingPosition({ rank: 1233, currentTotalWaitingCount: 5000, estimatedWaitSeconds: 4000, pollingIntervalSeconds: 5 });
 
 describe('locales', () => {
   it('has at least 15, each with every key and the placeholders English has', () => {

@@ -15,10 +15,11 @@ import { join } from 'node:path';
 import express from 'express';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryStore, WaitingQueue, type Position } from '../../src/index.js';
+import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { queueRoutes, requireEntryToken } from '../../src/http/express.js';
 import { powGate } from '../../src/gate/index.js';
 import { launchChromium } from '../support/chromium.js';
+import { waitingPosition } from '../support/positions.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -51,8 +52,7 @@ beforeAll(async () => {
   // A stand-in for the event stream (another module's): one `position` event, then silence.
   app.get('/q/stream/events', (_req, res) => {
     res.set({ 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
-    const position: Position = { ...STREAMED };
-    res.write(`event: position\ndata: ${JSON.stringify(position)}\n\n`);
+    res.write(`event: position\ndata: ${JSON.stringify(STREAMED)}\n\n`);
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -66,20 +66,7 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-const STREAMED: Position = {
-  status: 'WAITING',
-  rank: 41,
-  currentTotalWaitingCount: 90,
-  estimatedWaitSeconds: 300,
-  pollingIntervalSeconds: 0.5,
-  entryToken: null,
-  entryTokenExpiresAt: null,
-  queueMode: 'open',
-  message: null,
-  opensAt: null,
-  stockLeft: null,
-  likelyServed: null,
-};
+const STREAMED = waitingPosition({ rank: 41, currentTotalWaitingCount: 90, estimatedWaitSeconds: 300, pollingIntervalSeconds: 0.5 });
 
 async function visit(queue: string, member: string, options: { lang: string; js: boolean }): Promise<{ page: Page; context: BrowserContext }> {
   const context = await browser.newContext({ javaScriptEnabled: options.js, viewport: { width: 720, height: 760 }, locale: options.lang });
