@@ -20,6 +20,7 @@ export default defineConfig(
       'node_modules/',
       'src/store/lua.generated.ts',
       'src/dashboard/assets.generated.ts',
+      'src/room/assets.generated.ts',
       'bench/results/',
     ],
   },

@@ -20,6 +20,14 @@ function shopperOf(req) {
 }
 
 const sha256 = (text) => createHash('sha256').update(text).digest();
+
+/** The waiting room's look and words for the shop (docs/waiting-room.md). */
+const ROOM = {
+  continueUrl: '/shop.html',
+  logoUrl: '/logo.svg',
+  theme: { '--waitgate-accent': '#b4235a', '--waitgate-bg': '#f6f1ec', '--waitgate-font': "Georgia, 'Times New Roman', serif" },
+  texts: { en: { title: 'Sneaker drop — waiting room', heading: 'Sneaker drop: you are in the queue', refusedTitle: 'This drop is closed' } },
+};
 const NO_STORE = { 'cache-control': 'no-store' };
 
 /**
@@ -62,7 +70,7 @@ function sendControlsError(res, error) {
 /**
  * Builds the shop. `queue` is a WaitingQueue; `db` the better-sqlite3 database;
  * `adminToken` (optional, 16+ characters) turns the operator routes on.
- * Routes: the waiting-room page, /queue/* (waitgate), GET /api/products, POST /api/orders
+ * Routes: / (to the waiting room), /queue/* (waitgate, with the waiting room at /queue/room), /shop.html, GET /api/products, POST /api/orders
  * (guarded), GET/POST /admin/controls (operator, bearer token), and GET /metrics when
  * `metrics` (a Prometheus scrape handler, see metrics.mjs) is given, and the operator
  * dashboard at /ops/waitgate/ (HTTP Basic, user `ops`) when `opsPassword` is given.
@@ -128,7 +136,11 @@ export function createShop({ queue, db, adminToken, metrics, opsPassword }) {
     next();
   });
 
-  app.use('/queue', queueRoutes(queue, { memberId: shopperOf }));
+  // The queue routes with waitgate's waiting room at /queue/room, themed for the shop: its
+  // colours, its own words in English (every other locale keeps waitgate's). When the shopper's
+  // turn comes, the room sets the waitgate_pass cookie and sends them on to /shop.html.
+  app.use('/queue', queueRoutes(queue, { memberId: shopperOf, page: ROOM }));
+  app.get('/', (_req, res) => res.redirect(303, '/queue/room'));
 
   app.get('/api/products', (_req, res) => {
     res.set('cache-control', 'no-store').json(listProducts(db));

@@ -12,9 +12,15 @@ import { createEntry, type Entry } from './entry.js';
 import { NO_STORE, errorResponse, toHttpResponse } from './error-response.js';
 import { gateOptionShapes, routeGate, type Gate, type RouteGate } from './gate.js';
 import { positionResult, type HttpResult } from './result.js';
+import { pageOptionShape, parsePage, type RoomPage, type RoomPageOptions } from '../room/options.js';
+import { entryTokenOf } from './request-header.js';
+
+export { entryTokenOf };
 
 export type { Entry, SettleOutcome, SettleState } from './entry.js';
 export { positionResult, type HttpResult } from './result.js';
+export type { RoomPageOptions } from '../room/options.js';
+export type { RoomTexts } from '../room/en.js';
 export type { ChallengeBody, Gate, GateContext, GateDecision, GateVerdict } from './gate.js';
 export { toHttpResponse, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorBody, type HttpErrorCode, type HttpErrorResponse } from './error-response.js';
 
@@ -37,12 +43,18 @@ export interface QueueRoutesOptions<Req> {
    * instance that shadowed it.
    */
   shadowSecret?: string;
+  /**
+   * The waiting page at `GET <prefix>/room` (docs/waiting-room.md): where a READY member goes
+   * next, the pass cookie's path, theme, texts and locales. `false`: no page (nor its CSS and script).
+   */
+  page?: false | RoomPageOptions;
 }
 
-/** Validated queue-route options: the resolver, and the gate as the routes run it. */
+/** Validated queue-route options: the resolver, the gate as the routes run it, and the page (null: none). */
 export interface ResolvedRoutesOptions<Req> {
   memberId: MemberIdResolver<Req>;
   gate: RouteGate | undefined;
+  page: RoomPage | null;
 }
 
 /** Options of the order-route guard. */
@@ -84,7 +96,7 @@ const queueSchema = z.custom<WaitingQueue>(
   (q) => typeof q === 'object' && q !== null && QUEUE_METHODS.every((m) => typeof (q as Record<PropertyKey, unknown>)[m] === 'function'),
   'must be a WaitingQueue',
 );
-const routesSchema = z.strictObject({ memberId: resolver, ...gateOptionShapes });
+const routesSchema = z.strictObject({ memberId: resolver, ...gateOptionShapes, ...pageOptionShape });
 const guardSchema = z.strictObject({
   memberId: resolver,
   tokenHeader: z
@@ -103,7 +115,7 @@ export function parseQueue(queue: unknown): WaitingQueue {
 /** Validates queue-route options (extra keys an adapter owns, like `prefix`, are taken out first). */
 export function parseRoutesOptions<Req>(options: QueueRoutesOptions<Req>): ResolvedRoutesOptions<Req> {
   const parsed = parseStrict(routesSchema, options);
-  return { memberId: parsed.memberId as MemberIdResolver<Req>, gate: routeGate(parsed) };
+  return { memberId: parsed.memberId as MemberIdResolver<Req>, gate: routeGate(parsed), page: parsePage(parsed.page) };
 }
 
 export type ResolvedGuardOptions<Req> = Required<RequireEntryTokenOptions<Req>>;
@@ -192,15 +204,6 @@ export async function runGuard<Req>(
     if (result.body.error.code === 'STORE_UNAVAILABLE' && options.onStoreUnavailable === 'fail-open') return { kind: 'open' };
     return { kind: 'respond', result };
   }
-}
-
-/**
- * The entry token (or signed pass) a request carries, from the raw header value: the one place
- * every guard reads it. A repeated header arrives as an array or a joined string: INVALID then.
- */
-export function entryTokenOf(tokenHeaderValue: string | string[] | null | undefined): string | undefined {
-  const token = Array.isArray(tokenHeaderValue) ? (tokenHeaderValue.length === 0 ? undefined : tokenHeaderValue.join(',')) : tokenHeaderValue;
-  return token?.trim() ?? undefined;
 }
 
 /**

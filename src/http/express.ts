@@ -16,8 +16,11 @@ import {
   type RequireEntryTokenOptions,
 } from './core.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
+import { requestToken } from './pass-cookie.js';
+import { ROOM_ROUTES, roomOf } from '../room/routes.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
+export type { RoomPageOptions, RoomTexts } from './core.js';
 export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, QueueRoutesOptions, RequireEntryTokenOptions } from './core.js';
 
 declare global {
@@ -53,13 +56,25 @@ function send(res: Response, result: HttpResult): void {
  */
 export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOptions): Router {
   const q = parseQueue(queue);
-  const { memberId, gate } = parseRoutesOptions(options);
+  const resolved = parseRoutesOptions(options);
+  const { memberId, gate } = resolved;
   const router = express.Router();
   for (const route of QUEUE_ROUTES) {
     const method = route.method.toLowerCase() as 'post' | 'get' | 'delete';
     router[method](route.path || '/', async (req, res, next) => {
       try {
         send(res, await runQueueRoute(q, route.action, () => memberId(req), { gate, req }));
+      } catch (error) {
+        next(error);
+      }
+    });
+  }
+  const room = roomOf(q, resolved);
+  for (const route of room ? ROOM_ROUTES : []) {
+    router[route.method === 'GET' ? 'get' : 'post'](route.path, async (req, res, next) => {
+      try {
+        const page = await room!.run(route.action, { member: () => memberId(req), req, url: req.originalUrl });
+        res.status(page.status).set(page.headers).send(page.body);
       } catch (error) {
         next(error);
       }
@@ -86,7 +101,7 @@ export function requireEntryToken(queue: WaitingQueue, options: ExpressRequireEn
   const config = parseGuardOptions(options);
   return async (req, res, next) => {
     try {
-      const outcome = await runGuard(q, config, await config.memberId(req), req.headers[config.tokenHeader]);
+      const outcome = await runGuard(q, config, await config.memberId(req), requestToken(req, config.tokenHeader));
       if (outcome.kind === 'respond') return send(res, outcome.result);
       if (outcome.kind === 'entry') {
         req.entry = outcome.entry;
@@ -113,7 +128,7 @@ export function requireEntryPass(source: EntryPassSource, options: RequireEntryP
   const guard = parsePassGuard(source, options);
   return async (req, res, next) => {
     try {
-      const outcome = await guard.check(await guard.memberId(req), req.headers[guard.tokenHeader]);
+      const outcome = await guard.check(await guard.memberId(req), requestToken(req, guard.tokenHeader));
       if (outcome.kind === 'respond') return send(res, outcome.result);
       req.entryPass = outcome.pass;
       next();

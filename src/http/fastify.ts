@@ -19,8 +19,11 @@ import {
   type RequireEntryTokenOptions,
 } from './core.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
+import { requestToken } from './pass-cookie.js';
+import { ROOM_ROUTES, roomOf } from '../room/routes.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
+export type { RoomPageOptions, RoomTexts } from './core.js';
 export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, RequireEntryTokenOptions } from './core.js';
 
 declare module 'fastify' {
@@ -33,7 +36,7 @@ declare module 'fastify' {
 }
 
 /** Options of the Fastify queue-routes plugin. */
-export interface FastifyQueueRoutesOptions extends Pick<QueueRoutesOptions<FastifyRequest>, 'gate' | 'shadowSecret'> {
+export interface FastifyQueueRoutesOptions extends Pick<QueueRoutesOptions<FastifyRequest>, 'gate' | 'shadowSecret' | 'page'> {
   queue: WaitingQueue;
   /** The authenticated member of the request; undefined or null answers 401. */
   memberId: MemberIdResolver<FastifyRequest>;
@@ -63,7 +66,8 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
     logSerializers?: unknown;
   };
   const q = parseQueue(queue);
-  const { memberId, gate } = parseRoutesOptions({ memberId: resolver, ...rest });
+  const resolved = parseRoutesOptions({ memberId: resolver, ...rest });
+  const { memberId, gate } = resolved;
   const base = normalizePrefix(prefix);
   // Declare request.entry (set by requireEntryToken) up front, as Fastify wants of every
   // request property, so requests keep one shape. Once, however many queues are registered.
@@ -73,6 +77,17 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
       method: route.method,
       url: base + route.path || '/',
       handler: async (request, reply) => send(reply, await runQueueRoute(q, route.action, () => memberId(request), { gate, req: request })),
+    });
+  }
+  const room = roomOf(q, resolved);
+  for (const route of room ? ROOM_ROUTES : []) {
+    app.route({
+      method: route.method,
+      url: base + route.path,
+      handler: async (request, reply) => {
+        const page = await room!.run(route.action, { member: () => memberId(request), req: request, url: request.url });
+        return reply.code(page.status).headers(page.headers).send(page.body);
+      },
     });
   }
 };
@@ -99,7 +114,7 @@ export function requireEntryToken(queue: WaitingQueue, options: FastifyRequireEn
   const q = parseQueue(queue);
   const config = parseGuardOptions(options);
   return async function waitgateGuard(request, reply) {
-    const outcome = await runGuard(q, config, await config.memberId(request), request.headers[config.tokenHeader]);
+    const outcome = await runGuard(q, config, await config.memberId(request), requestToken(request, config.tokenHeader));
     if (outcome.kind === 'respond') return send(reply, outcome.result);
     if (outcome.kind === 'entry') {
       request.entry = outcome.entry;
@@ -116,7 +131,7 @@ export function requireEntryToken(queue: WaitingQueue, options: FastifyRequireEn
 export function requireEntryPass(source: EntryPassSource, options: RequireEntryPassOptions<FastifyRequest>): preHandlerAsyncHookHandler {
   const guard = parsePassGuard(source, options);
   return async function waitgatePassGuard(request, reply) {
-    const outcome = await guard.check(await guard.memberId(request), request.headers[guard.tokenHeader]);
+    const outcome = await guard.check(await guard.memberId(request), requestToken(request, guard.tokenHeader));
     if (outcome.kind === 'respond') return send(reply, outcome.result);
     request.entryPass = outcome.pass;
   };

@@ -4,9 +4,12 @@
 import type { WaitingQueue } from '../waiting-queue.js';
 import { QUEUE_ROUTES, normalizePrefix, parseGuardOptions, parseQueue, parseRoutesOptions, runQueueRoute, type QueueRoutesOptions } from './core.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
-import { guardRequest, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
+import { ROOM_ROUTES, roomOf } from '../room/routes.js';
+import { guardRequest, toPageResponse, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
+import { requestToken } from './pass-cookie.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
+export type { RoomPageOptions, RoomTexts } from './core.js';
 export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
 export type { EntryFor, StoreUnavailableMode, WebRequireEntryTokenOptions } from './web.js';
 
@@ -41,12 +44,17 @@ export function queueRoutes<Req extends Request = Request>(
 ): (request: Req) => Promise<Response | undefined> {
   const q = parseQueue(queue);
   const { prefix, ...rest } = options;
-  const { memberId, gate } = parseRoutesOptions(rest);
+  const resolved = parseRoutesOptions(rest);
+  const { memberId, gate } = resolved;
   const base = normalizePrefix(prefix);
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
+  const room = roomOf(q, resolved);
+  const pages = room ? ROOM_ROUTES.map((route) => ({ ...route, url: base + route.path })) : [];
   return async (request) => {
     const path = new URL(request.url).pathname;
     const route = routes.find((r) => r.method === request.method && r.url === path);
+    const pageRoute = route ? undefined : pages.find((r) => r.method === request.method && r.url === path);
+    if (pageRoute) return toPageResponse(await room!.run(pageRoute.action, { member: () => memberId(request), req: request, url: request.url }));
     if (!route) return undefined;
     return toResponse(await runQueueRoute(q, route.action, () => memberId(request), { gate, req: request }));
   };
@@ -97,7 +105,7 @@ export function withEntryPass<Req extends Request = Request, Args extends unknow
 ): (request: Req, ...args: Args) => Promise<Response> {
   const guard = parsePassGuard(source, options);
   return async (request, ...args) => {
-    const outcome = await guard.check(await guard.memberId(request), request.headers.get(guard.tokenHeader));
+    const outcome = await guard.check(await guard.memberId(request), requestToken(request, guard.tokenHeader));
     return outcome.kind === 'respond' ? toResponse(outcome.result) : handler(request, outcome.pass, ...args);
   };
 }

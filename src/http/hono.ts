@@ -7,9 +7,12 @@ import type { BlankEnv } from 'hono/types';
 import type { WaitingQueue } from '../waiting-queue.js';
 import { QUEUE_ROUTES, parseGuardOptions, parseQueue, parseRoutesOptions, runQueueRoute, type QueueRoutesOptions } from './core.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
-import { guardRequest, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
+import { ROOM_ROUTES, roomOf } from '../room/routes.js';
+import { guardRequest, toPageResponse, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
+import { requestToken } from './pass-cookie.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
+export type { RoomPageOptions, RoomTexts } from './core.js';
 export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
 export type { EntryFor, StoreUnavailableMode, WebRequireEntryTokenOptions } from './web.js';
 
@@ -39,10 +42,15 @@ export interface EntryVariables<Mode extends StoreUnavailableMode = 'fail-closed
  */
 export function queueRoutes<E extends Env = BlankEnv>(queue: WaitingQueue, options: HonoQueueRoutesOptions<E>): Hono<E> {
   const q = parseQueue(queue);
-  const { memberId, gate } = parseRoutesOptions(options);
+  const resolved = parseRoutesOptions(options);
+  const { memberId, gate } = resolved;
   const app = new Hono<E>();
   for (const route of QUEUE_ROUTES) {
     app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, () => memberId(c), { gate, req: c })));
+  }
+  const room = roomOf(q, resolved);
+  for (const route of room ? ROOM_ROUTES : []) {
+    app.on(route.method, route.path, async (c) => toPageResponse(await room!.run(route.action, { member: () => memberId(c), req: c, url: c.req.url })));
   }
   return app;
 }
@@ -107,7 +115,7 @@ export function requireEntryPass<E extends Env = BlankEnv>(
 ): MiddlewareHandler<{ Variables: EntryPassVariables }> {
   const guard = parsePassGuard(source, options);
   return createMiddleware<{ Variables: EntryPassVariables }>(async (c, next) => {
-    const outcome = await guard.check(await guard.memberId(c as unknown as Context<E>), c.req.raw.headers.get(guard.tokenHeader));
+    const outcome = await guard.check(await guard.memberId(c as unknown as Context<E>), requestToken(c.req.raw, guard.tokenHeader));
     if (outcome.kind === 'respond') return toResponse(outcome.result);
     c.set('entryPass', outcome.pass);
     await next();

@@ -18,8 +18,11 @@ import {
   type RequireEntryTokenOptions,
 } from './core.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
+import { requestToken } from './pass-cookie.js';
+import { ROOM_ROUTES, roomOf } from '../room/routes.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
+export type { RoomPageOptions, RoomTexts } from './core.js';
 export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, RequireEntryTokenOptions } from './core.js';
 
 /** What the guard adds to `ctx.state`. */
@@ -33,7 +36,7 @@ export interface EntryState {
 /** Options of the Koa queue routes. */
 export interface KoaQueueRoutesOptions<StateT = DefaultState, ContextT = DefaultContext> extends Pick<
   QueueRoutesOptions<ParameterizedContext<StateT, ContextT>>,
-  'gate' | 'shadowSecret'
+  'gate' | 'shadowSecret' | 'page'
 > {
   /** The authenticated member; undefined or null answers 401. */
   memberId: MemberIdResolver<ParameterizedContext<StateT, ContextT>>;
@@ -65,11 +68,22 @@ export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
 ): Middleware<StateT, ContextT> {
   const q = parseQueue(queue);
   const { prefix, ...rest } = options;
-  const { memberId, gate } = parseRoutesOptions(rest);
+  const resolved = parseRoutesOptions(rest);
+  const { memberId, gate } = resolved;
   const base = normalizePrefix(prefix);
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
+  const room = roomOf(q, resolved);
+  const pages = room ? ROOM_ROUTES.map((route) => ({ ...route, url: base + route.path })) : [];
   return async (ctx, next) => {
     const route = routes.find((r) => r.method === ctx.method && r.url === ctx.path);
+    const pageRoute = route ? undefined : pages.find((r) => r.method === ctx.method && r.url === ctx.path);
+    if (pageRoute) {
+      const page = await room!.run(pageRoute.action, { member: () => memberId(ctx), req: ctx, url: ctx.url });
+      ctx.status = page.status;
+      ctx.set(page.headers);
+      ctx.body = page.body;
+      return;
+    }
     if (!route) return next();
     send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, () => memberId(ctx), { gate, req: ctx }));
   };
@@ -91,7 +105,7 @@ export function requireEntryToken<StateT = DefaultState, ContextT = DefaultConte
   const q = parseQueue(queue);
   const config = parseGuardOptions(options);
   return async (ctx, next) => {
-    const outcome = await runGuard(q, config, await config.memberId(ctx), ctx.headers[config.tokenHeader]);
+    const outcome = await runGuard(q, config, await config.memberId(ctx), requestToken(ctx, config.tokenHeader));
     if (outcome.kind === 'respond') return send(ctx as ParameterizedContext, outcome.result);
     if (outcome.kind === 'entry') {
       ctx.state.entry = outcome.entry;
@@ -113,7 +127,7 @@ export function requireEntryPass<StateT = DefaultState, ContextT = DefaultContex
 ): Middleware<StateT & EntryState, ContextT> {
   const guard = parsePassGuard(source, options);
   return async (ctx, next) => {
-    const outcome = await guard.check(await guard.memberId(ctx as ParameterizedContext<StateT, ContextT>), ctx.headers[guard.tokenHeader]);
+    const outcome = await guard.check(await guard.memberId(ctx as ParameterizedContext<StateT, ContextT>), requestToken(ctx, guard.tokenHeader));
     if (outcome.kind === 'respond') return send(ctx as ParameterizedContext, outcome.result);
     ctx.state.entryPass = outcome.pass;
     await next();

@@ -22,7 +22,7 @@ import { createQueueController } from './nestjs/queue-controller.js';
 import { PassRouteOptions, WaitgatePassGuard, passOf, type NestRequireEntryPassOptions } from './nestjs/pass-guard.js';
 import { parsePassOptions, type EntryPass as CoreEntryPass } from './entry-pass.js';
 
-export type { ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
+export type { ErrorBody, HttpErrorCode, MemberIdResolver, RoomPageOptions, RoomTexts, SettleOutcome, SettleState } from './core.js';
 export { WaitgateGuard, WaitgateHttpException, WaitgateInterceptor } from './nestjs/guard.js';
 export { WaitgatePassGuard, type NestRequireEntryPassOptions } from './nestjs/pass-guard.js';
 export type { NestRequireEntryTokenOptions, PlatformRequest, WaitgateModuleOptions } from './nestjs/options.js';
@@ -57,7 +57,7 @@ function dynamicModule(config: WaitgateModuleConfig): DynamicModule {
   return {
     module: WaitgateModule,
     global: true,
-    controllers: [createQueueController(config.routesPrefix)],
+    controllers: [createQueueController(config.routesPrefix, config.room !== null)],
     providers: [{ provide: WAITGATE_CONFIG, useValue: config }],
     exports: [WAITGATE_CONFIG],
   };

@@ -13,3 +13,22 @@ export function requestHeader(req: unknown, name: string): string | undefined {
   if (Array.isArray(value)) return value.join(', ');
   return typeof value === 'string' ? value : undefined;
 }
+
+/**
+ * The entry token (or signed pass) a request carries, from the raw header value: the one place
+ * every guard reads it. A repeated header arrives as an array or a joined string: INVALID then.
+ */
+export function entryTokenOf(tokenHeaderValue: string | string[] | null | undefined): string | undefined {
+  const token = Array.isArray(tokenHeaderValue) ? (tokenHeaderValue.length === 0 ? undefined : tokenHeaderValue.join(',')) : tokenHeaderValue;
+  return token?.trim() ?? undefined;
+}
+
+/** The value of cookie `name` in a Cookie header, or undefined. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(/;\s*/)) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}

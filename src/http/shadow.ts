@@ -8,7 +8,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { estimateWaitSeconds, pollingIntervalFor } from '../position.js';
 import type { Position } from '../types.js';
 import type { WaitingQueue } from '../waiting-queue.js';
-import { requestHeader } from './request-header.js';
+import { cookieValue, requestHeader } from './request-header.js';
 
 /** The cookie naming a shadowed member's place: a neutral name, as any client may read it. */
 export const SHADOW_COOKIE = 'waitgate_place';
@@ -114,14 +114,4 @@ export function shadowPosition(queue: WaitingQueue, marks: ShadowMarks, mark: Sh
     stockLeft: last?.stockLeft ?? null,
     likelyServed: last?.stockLeft === null || last?.stockLeft === undefined ? null : rank < last.stockLeft,
   };
-}
-
-/** One cookie's value from a Cookie header. */
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(/;\s*/)) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }

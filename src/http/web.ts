@@ -3,6 +3,7 @@
 
 import type { WaitingQueue } from '../waiting-queue.js';
 import { runGuard, settleEnded, type Entry, type HttpResult, type OrderEnd, type RequireEntryTokenOptions, type ResolvedGuardOptions } from './core.js';
+import { requestToken } from './pass-cookie.js';
 
 /** What the guard does when the store cannot be reached: its `onStoreUnavailable` option. */
 export type StoreUnavailableMode = 'fail-closed' | 'fail-open';
@@ -31,6 +32,12 @@ export function toResponse(result: HttpResult): Response {
   return new Response(JSON.stringify(result.body), { status: result.status, headers: { 'content-type': 'application/json', ...result.headers } });
 }
 
+/** A text answer of the waiting page's routes as a Web Response. */
+export function toPageResponse(result: { status: number; headers: Record<string, string>; body: string }): Response {
+  const empty = result.body === '' || result.status === 303;
+  return new Response(empty ? null : result.body, { status: result.status, headers: result.headers });
+}
+
 /**
  * Claims the token of one order request and runs `run` with its entry, or answers the
  * refusal itself (401/409/503) without running it.
@@ -48,7 +55,7 @@ export async function guardRequest<Req>(
   run: (entry: Entry | undefined) => Promise<Response>,
   failed: () => boolean = () => false,
 ): Promise<Response> {
-  const outcome = await runGuard(queue, config, member, request.headers.get(config.tokenHeader) ?? undefined);
+  const outcome = await runGuard(queue, config, member, requestToken(request, config.tokenHeader));
   if (outcome.kind === 'respond') return toResponse(outcome.result);
   if (outcome.kind === 'open') return run(undefined);
   if (config.settle === 'manual') return run(outcome.entry);

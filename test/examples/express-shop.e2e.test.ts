@@ -1,5 +1,5 @@
 // The example shop end to end in headless Chromium (playwright-core + Debian's chromium):
-// two shoppers queue, the page shows rank and wait, one is admitted and orders (SQLite
+// two shoppers queue in waitgate's waiting room (/queue/room), which shows rank and wait, one is admitted and orders (SQLite
 // shows the order and the stock drop), and a sold-out order keeps the token usable. Then
 // the runtime controls on the page: a countdown to a drawn opening, a paused banner, a
 // closed sale (banner for who waits, sold-out panel for who comes), and the operator hook.
@@ -55,17 +55,20 @@ async function shopper(at = url): Promise<{ page: Page; memberId: () => Promise<
 }
 
 const text = (page: Page, testId: string) => page.getByTestId(testId).textContent();
+/** A text of waitgate's waiting room (/queue/room), by its slot. */
+const slot = (page: Page, name: string) => page.locator(`[data-slot="${name}"]`).textContent();
+const place = (n: number) => `You are number ${n} in line`;
 const stockOf = (id: number) => (db.prepare('SELECT stock FROM products WHERE id = ?').get(id) as { stock: number }).stock;
 
 describe('example shop in a browser', () => {
   it('queues two shoppers, admits one who orders, and keeps the token through a sold-out order', async () => {
     const alice = await shopper();
-    await expect.poll(() => text(alice.page, 'rank-number')).toBe('1');
+    await expect.poll(() => slot(alice.page, 'place-line')).toBe(place(1));
     const bob = await shopper();
-    await expect.poll(() => text(bob.page, 'rank-number')).toBe('2');
-    expect(await text(bob.page, 'ahead')).toBe('1');
-    expect(await text(bob.page, 'wait')).toMatch(/any moment now|about \d+/);
-    expect(await text(bob.page, 'total')).toBe('2');
+    await expect.poll(() => slot(bob.page, 'place-line')).toBe(place(2));
+    expect(await slot(bob.page, 'ahead')).toBe('1');
+    expect(await slot(bob.page, 'wait')).toMatch(/any moment now|about \d+/);
+    expect(await slot(bob.page, 'total')).toBe('2');
     mkdirSync(ARTIFACTS, { recursive: true });
     await bob.page.screenshot({ path: join(ARTIFACTS, 'waiting-room.png') });
 
@@ -73,7 +76,8 @@ describe('example shop in a browser', () => {
     expect((await queue.admit()).map((a) => a.memberId)).toEqual([await alice.memberId()]);
     const aurora = alice.page.getByRole('button', { name: /Order Aurora runner/ });
     await aurora.waitFor();
-    expect(await bob.page.locator('#admitted').isHidden()).toBe(true);
+    expect(new URL(bob.page.url()).pathname).toBe('/queue/room'); // still waiting
+    expect((await alice.page.context().cookies()).find((c) => c.name === 'waitgate_pass')).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
     const stockBefore = stockOf(1);
     await aurora.click();
     await expect.poll(() => text(alice.page, 'result')).toMatch(/confirmed/);
@@ -134,19 +138,18 @@ describe('example shop in a browser', () => {
     await shop.queue.setControls({ opensAt: Date.now() + 120_000, shuffle: true });
     for (const early of ['early-1', 'early-2', 'early-3', 'early-4']) await shop.queue.enter(early);
     const carol = await shopper(shop.url);
-    await expect.poll(() => text(carol.page, 'countdown')).toMatch(/^(2:00|1:5\d)$/);
-    expect(await carol.page.getByTestId('drawn').isVisible()).toBe(true);
-    expect(await carol.page.getByTestId('drawn').textContent()).toMatch(/drawn at random at the opening/);
-    expect(await carol.page.locator('#rank-line').isHidden()).toBe(true);
-    expect(await text(carol.page, 'ahead')).toBe('not drawn yet');
-    expect(await text(carol.page, 'wait')).toBe('starts at the opening');
-    expect(await text(carol.page, 'total')).toBe('5');
+    await expect.poll(() => slot(carol.page, 'countdown')).toMatch(/^(2:00|1:5\d)$/);
+    expect(await slot(carol.page, 'place-line')).toMatch(/drawn at random at the opening/);
+    expect(await carol.page.locator('[data-commitment] code').textContent()).toBe((await shop.queue.controls()).drawCommitment);
+    expect(await slot(carol.page, 'ahead')).toBe('not drawn yet');
+    expect(await slot(carol.page, 'wait')).toBe('starts at the opening');
+    expect(await slot(carol.page, 'total')).toBe('5');
     expect(await carol.page.getByRole('timer').count()).toBe(1);
-    expect(await carol.page.locator('#notice').isHidden()).toBe(true);
+    expect(await carol.page.locator('.waitgate-notice').isHidden()).toBe(true);
     await expectNoBlanks(carol.page);
     // It ticks on the page's clock, between polls.
-    const before = await text(carol.page, 'countdown');
-    await expect.poll(() => text(carol.page, 'countdown'), { timeout: 3000 }).not.toBe(before);
+    const before = await slot(carol.page, 'countdown');
+    await expect.poll(() => slot(carol.page, 'countdown'), { timeout: 3000 }).not.toBe(before);
     await screenshot(carol.page, 'waiting-room-countdown.png');
   });
 
@@ -154,41 +157,41 @@ describe('example shop in a browser', () => {
     const shop = await shopWithControls('e2e-paused', { adminToken: ADMIN_TOKEN });
     for (const early of ['early-1', 'early-2', 'early-3']) await shop.queue.enter(early);
     const dave = await shopper(shop.url);
-    await expect.poll(() => text(dave.page, 'rank-number')).toBe('4');
+    await expect.poll(() => slot(dave.page, 'place-line')).toBe(place(4));
     const message = 'Restocking the Aurora runner: back in about ten minutes.';
     expect(await operator(shop.url, { mode: 'paused', message })).toMatchObject({ status: 200, body: { mode: 'paused' } });
-    await expect.poll(() => text(dave.page, 'notice-title')).toBe('The sale is paused');
-    expect(await text(dave.page, 'notice-message')).toBe(message);
-    expect(await dave.page.locator('#notice').isVisible()).toBe(true);
-    expect(await text(dave.page, 'rank-number')).toBe('4');
-    expect(await text(dave.page, 'ahead')).toBe('3');
-    expect(await text(dave.page, 'wait')).toBe('on hold');
-    expect(await dave.page.locator('#opening').isHidden()).toBe(true);
+    await expect.poll(() => slot(dave.page, 'notice-title')).toBe('The sale is paused');
+    expect(await slot(dave.page, 'notice-message')).toBe(message);
+    expect(await dave.page.locator('.waitgate-notice').isVisible()).toBe(true);
+    expect(await slot(dave.page, 'place-line')).toBe(place(4));
+    expect(await slot(dave.page, 'ahead')).toBe('3');
+    expect(await slot(dave.page, 'wait')).toBe('on hold');
+    expect(await dave.page.locator('.waitgate-opening').isHidden()).toBe(true);
     await expectNoBlanks(dave.page);
     await screenshot(dave.page, 'waiting-room-paused.png');
     // Resumed: the banner goes, the estimate comes back.
     expect((await operator(shop.url, { mode: 'open', message: null })).status).toBe(200);
-    await expect.poll(() => dave.page.locator('#notice').isHidden()).toBe(true);
-    await expect.poll(() => text(dave.page, 'wait')).toMatch(/any moment now|about \d+/);
+    await expect.poll(() => dave.page.locator('.waitgate-notice').isHidden()).toBe(true);
+    await expect.poll(() => slot(dave.page, 'wait')).toMatch(/any moment now|about \d+/);
   });
 
   it('closes the sale: a waiting shopper sees the closed banner, a new one the sold-out panel', async () => {
     const shop = await shopWithControls('e2e-closed', { adminToken: ADMIN_TOKEN });
     const erin = await shopper(shop.url);
-    await expect.poll(() => text(erin.page, 'rank-number')).toBe('1');
+    await expect.poll(() => slot(erin.page, 'place-line')).toBe(place(1));
     expect(await operator(shop.url, { mode: 'closed', message: 'Sold out, thank you!' })).toMatchObject({ status: 200, body: { mode: 'closed' } });
-    await expect.poll(() => text(erin.page, 'notice-title')).toBe('The sale is closed');
-    expect(await text(erin.page, 'notice-message')).toBe('Sold out, thank you!');
-    expect(await text(erin.page, 'rank-number')).toBe('1');
+    await expect.poll(() => slot(erin.page, 'notice-title')).toBe('The sale is closed');
+    expect(await slot(erin.page, 'notice-message')).toBe('Sold out, thank you!');
+    expect(await slot(erin.page, 'place-line')).toBe(place(1));
     await expectNoBlanks(erin.page);
     mkdirSync(ARTIFACTS, { recursive: true });
     await erin.page.screenshot({ path: join(ARTIFACTS, 'waiting-room-closed-waiting.png') });
 
     const frank = await shopper(shop.url);
-    await expect.poll(() => text(frank.page, 'sold-out')).toBe('Sold out, thank you!');
+    await expect.poll(() => slot(frank.page, 'refused-message')).toBe('Sold out, thank you!');
     expect(await frank.page.getByRole('heading', { name: 'This drop is closed' }).isVisible()).toBe(true);
-    expect(await frank.page.locator('#waiting').isHidden()).toBe(true);
-    expect(await frank.page.locator('#problem').isHidden()).toBe(true);
+    expect(await frank.page.locator('.waitgate-waiting').isHidden()).toBe(true);
+    expect(await frank.page.locator('.waitgate-problem').isHidden()).toBe(true);
     await expectNoBlanks(frank.page);
     await screenshot(frank.page, 'waiting-room-sold-out.png');
   });

@@ -11,6 +11,7 @@ import Fastify from 'fastify';
 import { Hono, type Context } from 'hono';
 import Koa from 'koa';
 import type { WaitingQueue } from '../../src/index.js';
+import type { RoomPageOptions } from '../../src/http/core.js';
 import * as expressAdapter from '../../src/http/express.js';
 import * as fastifyAdapter from '../../src/http/fastify.js';
 import * as fetchAdapter from '../../src/http/fetch.js';
@@ -28,7 +29,8 @@ export interface PassApp {
   close(): Promise<void>;
 }
 
-export type PassAppFactory = (queue: WaitingQueue, session?: NestRequireEntryPassOptions) => Promise<PassApp>;
+/** `page`: the queue routes' waiting-page option (test/room). */
+export type PassAppFactory = (queue: WaitingQueue, session?: NestRequireEntryPassOptions, page?: false | RoomPageOptions) => Promise<PassApp>;
 
 async function listening(server: Server): Promise<PassApp> {
   await new Promise((resolve) => server.once('listening', resolve));
@@ -41,18 +43,18 @@ async function listening(server: Server): Promise<PassApp> {
 const webMember = (request: Request) => memberOf(headersOf(request.headers));
 
 export const PASS_APPS: Record<string, PassAppFactory> = {
-  express: async (queue, session = {}) => {
+  express: async (queue, session = {}, page) => {
     const app = express();
     const memberId = (req: express.Request) => memberOf(req.headers);
-    app.use('/queue', expressAdapter.queueRoutes(queue, { memberId }));
+    app.use('/queue', expressAdapter.queueRoutes(queue, { memberId, page }));
     app.post('/orders', expressAdapter.requireEntryToken(queue, { memberId }), (req, res) => void res.status(201).json({ tokenId: req.entry!.tokenId }));
     app.get('/checkout', expressAdapter.requireEntryPass(queue, { memberId, ...session }), (req, res) => void res.json(req.entryPass));
     return listening(app.listen(0, '127.0.0.1'));
   },
-  fastify: async (queue, session = {}) => {
+  fastify: async (queue, session = {}, page) => {
     const app = Fastify();
     const memberId = (request: { headers: Record<string, string | string[] | undefined> }) => memberOf(request.headers);
-    await app.register(fastifyAdapter.queueRoutes, { queue, memberId, prefix: '/queue' });
+    await app.register(fastifyAdapter.queueRoutes, { queue, memberId, prefix: '/queue', page });
     app.post('/orders', { preHandler: fastifyAdapter.requireEntryToken(queue, { memberId }) }, async (request, reply) =>
       reply.code(201).send({ tokenId: request.entry!.tokenId }),
     );
@@ -60,11 +62,11 @@ export const PASS_APPS: Record<string, PassAppFactory> = {
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     return { url, close: () => app.close() };
   },
-  koa: async (queue, session = {}) => {
+  koa: async (queue, session = {}, page) => {
     const app = new Koa();
     app.silent = true;
     const memberId = (ctx: Koa.Context) => memberOf(ctx.headers);
-    app.use(koaAdapter.queueRoutes(queue, { memberId, prefix: '/queue' }));
+    app.use(koaAdapter.queueRoutes(queue, { memberId, prefix: '/queue', page }));
     const guard = koaAdapter.requireEntryToken(queue, { memberId });
     const passGuard = koaAdapter.requireEntryPass(queue, { memberId, ...session });
     app.use(async (ctx, next) => {
@@ -77,8 +79,8 @@ export const PASS_APPS: Record<string, PassAppFactory> = {
     });
     return listening(app.listen(0, '127.0.0.1'));
   },
-  fetch: async (queue, session = {}) => {
-    const routes = fetchAdapter.queueRoutes(queue, { memberId: webMember, prefix: '/queue' });
+  fetch: async (queue, session = {}, page) => {
+    const routes = fetchAdapter.queueRoutes(queue, { memberId: webMember, prefix: '/queue', page });
     const order = fetchAdapter.withEntryToken(queue, { memberId: webMember }, async (_request, entry) =>
       Response.json({ tokenId: entry.tokenId }, { status: 201 }),
     );
@@ -90,15 +92,15 @@ export const PASS_APPS: Record<string, PassAppFactory> = {
       return (await routes(request)) ?? new Response(null, { status: 404 });
     });
   },
-  hono: async (queue, session = {}) => {
+  hono: async (queue, session = {}, page) => {
     const app = new Hono();
     const memberId = (c: Context) => webMember(c.req.raw);
-    app.route('/queue', honoAdapter.queueRoutes(queue, { memberId }));
+    app.route('/queue', honoAdapter.queueRoutes(queue, { memberId, page }));
     app.post('/orders', honoAdapter.requireEntryToken(queue, { memberId }), (c) => c.json({ tokenId: c.var.entry.tokenId }, 201));
     app.get('/checkout', honoAdapter.requireEntryPass(queue, { memberId, ...session }), (c) => c.json(c.var.entryPass));
     return serveFetch(app.fetch);
   },
-  nestjs: async (queue, session = {}) => {
+  nestjs: async (queue, session = {}, page) => {
     const adapter = new ExpressAdapter();
     const orders = ordersController(adapter, {}, () => undefined);
     class CheckoutController {
@@ -111,7 +113,7 @@ export const PASS_APPS: Record<string, PassAppFactory> = {
     EntryPass()(CheckoutController.prototype, 'show', 0);
     Req()(CheckoutController.prototype, 'show', 1);
     Res()(CheckoutController.prototype, 'show', 2);
-    const module = WaitgateModule.forRoot({ queue, memberId: (req) => memberOf(req.headers) });
+    const module = WaitgateModule.forRoot({ queue, memberId: (req) => memberOf(req.headers), page });
     const { url, close } = await listen(adapter, [module], [orders, CheckoutController]);
     return { url, close };
   },

@@ -7,6 +7,7 @@ import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { tap, type Observable } from 'rxjs';
 import { runGuard, settleEnded, settleWhenFinished, type Entry, type HttpErrorResponse } from '../core.js';
 import { WAITGATE_CONFIG, parseRouteOptions, type PlatformRequest, type RouteConfig, type WaitgateModuleConfig } from './options.js';
+import { requestToken } from '../pass-cookie.js';
 
 /** The route's settings, put on the handler by `@RequireEntryToken()`. */
 export const RouteOptions = Reflector.createDecorator<RouteConfig>();
@@ -68,7 +69,7 @@ export class WaitgateGuard implements CanActivate {
     const request = http.getRequest<PlatformRequest>();
     const route = routeConfig(this.reflector, context);
     const { queue, memberId } = this.config;
-    const outcome = await runGuard(queue, { ...route, memberId }, await memberId(request), request.headers[route.tokenHeader]);
+    const outcome = await runGuard(queue, { ...route, memberId }, await memberId(request), requestToken(request, route.tokenHeader));
     if (outcome.kind === 'respond') {
       const answer = outcome.result as HttpErrorResponse;
       const response = http.getResponse<unknown>();

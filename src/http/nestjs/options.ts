@@ -2,6 +2,7 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import { WaitgateConfigError } from '../../errors.js';
+import { roomOf, type Room } from '../../room/routes.js';
 import type { WaitingQueue } from '../../waiting-queue.js';
 import {
   normalizePrefix,
@@ -44,6 +45,8 @@ export interface WaitgateModuleOptions<Req = PlatformRequest> {
   gate?: QueueRoutesOptions<Req>['gate'];
   /** Signs the shadow cookie; the same on every instance (see the other adapters' `shadowSecret`). */
   shadowSecret?: string;
+  /** The waiting page at `GET <routesPrefix>/room`, as in every adapter (docs/waiting-room.md); `false`: none. */
+  page?: QueueRoutesOptions<Req>['page'];
 }
 
 /** Options of `@RequireEntryToken()`: the guard options of the other adapters, less `memberId` (set once, in `forRoot`). */
@@ -56,6 +59,8 @@ export interface WaitgateModuleConfig {
   /** '' or '/queue'. */
   routesPrefix: string;
   gate: ResolvedRoutesOptions<unknown>['gate'];
+  /** The waiting page's routes; null with `page: false`. */
+  room: Room | null;
 }
 
 /** One route's guard settings, checked and with their defaults. */
@@ -70,7 +75,13 @@ export function parseModuleOptions<Req>(options: WaitgateModuleOptions<Req>): Wa
   const { queue, memberId, routesPrefix = 'queue', ...rest } = options;
   const q = parseQueue(queue);
   const routes = parseRoutesOptions({ memberId, ...rest });
-  return { queue: q, memberId: routes.memberId as MemberIdResolver<unknown>, routesPrefix: parsePrefix(routesPrefix), gate: routes.gate };
+  return {
+    queue: q,
+    memberId: routes.memberId as MemberIdResolver<unknown>,
+    routesPrefix: parsePrefix(routesPrefix),
+    gate: routes.gate,
+    room: roomOf(q, routes),
+  };
 }
 
 function parsePrefix(prefix: unknown): string {

@@ -6,6 +6,7 @@ import type { HttpErrorResponse } from '../core.js';
 import { parsePassGuard, type EntryPass, type PassGuard, type RequireEntryPassOptions } from '../entry-pass.js';
 import { WaitgateHttpException } from './guard.js';
 import { WAITGATE_CONFIG, type PlatformRequest, type WaitgateModuleConfig } from './options.js';
+import { requestToken } from '../pass-cookie.js';
 
 /** Options of `@RequireEntryPass()`: those of every adapter's `requireEntryPass`, the member coming from `WaitgateModule.forRoot`. */
 export type NestRequireEntryPassOptions = Omit<RequireEntryPassOptions<unknown>, 'memberId'>;
@@ -38,7 +39,7 @@ export class WaitgatePassGuard implements CanActivate {
     const http = context.switchToHttp();
     const request = http.getRequest<PlatformRequest>();
     const guard = this.#guardOf(context);
-    const outcome = await guard.check(await guard.memberId(request), request.headers[guard.tokenHeader]);
+    const outcome = await guard.check(await guard.memberId(request), requestToken(request, guard.tokenHeader));
     if (outcome.kind === 'respond') {
       const answer = outcome.result as HttpErrorResponse;
       const response = http.getResponse<unknown>();

@@ -3,6 +3,7 @@
 import { Controller, Delete, Get, Inject, Post, Req, Res, type Type } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { QUEUE_ROUTES, runQueueRoute, type QueueAction } from '../core.js';
+import { ROOM_ROUTES, type RoomAction } from '../../room/routes.js';
 import { WAITGATE_CONFIG, type PlatformRequest, type WaitgateModuleConfig } from './options.js';
 
 const MAPPINGS = { POST: Post, GET: Get, DELETE: Delete } as const;
@@ -25,7 +26,7 @@ export function decorateMethod(prototype: object, name: string, ...decorators: M
  * the answers are those of every waitgate adapter whatever interceptors or filters the
  * app adds: the polling client depends on them.
  */
-export function createQueueController(routesPrefix: string): Type<unknown> {
+export function createQueueController(routesPrefix: string, withRoom: boolean): Type<unknown> {
   class WaitgateQueueController {
     constructor(
       private readonly config: WaitgateModuleConfig,
@@ -48,6 +49,15 @@ export function createQueueController(routesPrefix: string): Type<unknown> {
       return this.answer('jwks', request, response);
     }
 
+    /** The waiting page's routes (GET room, POST room, GET room.css, GET room.js): text answers. */
+    async page(action: RoomAction, request: PlatformRequest & { url?: string; originalUrl?: string }, response: unknown): Promise<void> {
+      const url = request.originalUrl ?? request.url ?? '';
+      const result = await this.config.room!.run(action, { member: () => this.config.memberId(request), req: request, url });
+      const adapter = this.adapterHost.httpAdapter;
+      for (const [name, value] of Object.entries(result.headers)) adapter.setHeader(response, name, value);
+      adapter.reply(response, result.body, result.status);
+    }
+
     private async answer(action: QueueAction, request: PlatformRequest, response: unknown): Promise<void> {
       const result = await runQueueRoute(this.config.queue, action, () => this.config.memberId(request), { gate: this.config.gate, req: request });
       const adapter = this.adapterHost.httpAdapter;
@@ -64,6 +74,19 @@ export function createQueueController(routesPrefix: string): Type<unknown> {
     Req()(prototype, route.action, 0);
     Res()(prototype, route.action, 1);
     decorateMethod(prototype, route.action, MAPPINGS[route.method](route.path.replace(/^\//, '')));
+  }
+  for (const route of withRoom ? ROOM_ROUTES : []) {
+    const name = `room_${route.action}`;
+    Object.defineProperty(prototype, name, {
+      value(this: WaitgateQueueController, request: PlatformRequest, response: unknown) {
+        return this.page(route.action, request, response);
+      },
+      writable: true,
+      configurable: true,
+    });
+    Req()(prototype, name, 0);
+    Res()(prototype, name, 1);
+    decorateMethod(prototype, name, MAPPINGS[route.method](route.path.replace(/^\//, '')));
   }
   return WaitgateQueueController;
 }
