@@ -12,8 +12,10 @@ import { createEntry, type Entry } from './entry.js';
 import { NO_STORE, errorResponse, toHttpResponse } from './error-response.js';
 import { gateOptionShapes, routeGate, type Gate, type RouteGate } from './gate.js';
 import { positionResult, type HttpResult } from './result.js';
+import { DEFAULT_MAX_STREAMS, EventHub, type StreamOpening } from './event-stream.js';
 
 export type { Entry, SettleOutcome, SettleState } from './entry.js';
+export type { MemberStreamHandle, StreamOpening, StreamSink } from './event-stream.js';
 export { positionResult, type HttpResult } from './result.js';
 export type { ChallengeBody, Gate, GateContext, GateDecision, GateVerdict } from './gate.js';
 export { toHttpResponse, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorBody, type HttpErrorCode, type HttpErrorResponse } from './error-response.js';
@@ -37,12 +39,18 @@ export interface QueueRoutesOptions<Req> {
    * instance that shadowed it.
    */
   shadowSecret?: string;
+  /**
+   * Event streams (`GET …/events`) this instance serves at once; past it a new stream gets
+   * 503 TOO_MANY_STREAMS with Retry-After, and clients poll instead. Default 10,000.
+   */
+  maxStreams?: number;
 }
 
-/** Validated queue-route options: the resolver, and the gate as the routes run it. */
+/** Validated queue-route options: the resolver, the gate as the routes run it, and the stream limit. */
 export interface ResolvedRoutesOptions<Req> {
   memberId: MemberIdResolver<Req>;
   gate: RouteGate | undefined;
+  maxStreams: number;
 }
 
 /** Options of the order-route guard. */
@@ -77,6 +85,23 @@ export const QUEUE_ROUTES = [
 
 export type QueueAction = (typeof QUEUE_ROUTES)[number]['action'];
 
+/** The event stream's route (`GET`), relative to where the queue routes are mounted (event-stream.ts). */
+export const EVENTS_PATH = '/events';
+
+/**
+ * The handler of `GET …/events` for one queue routes: 401 without a member, else the member's
+ * stream (or 503 past `maxStreams`, 400/503 as the position route). Errors that are not
+ * waitgate's are rethrown for the framework's error handling.
+ */
+export function eventsRoute(queue: WaitingQueue, maxStreams: number): (member: () => unknown) => Promise<StreamOpening> {
+  const hub = new EventHub(queue, maxStreams);
+  return async (member) => {
+    const id = await member();
+    if (id === undefined || id === null) return { kind: 'respond', result: UNAUTHENTICATED() };
+    return hub.open(id as MemberId);
+  };
+}
+
 const resolver = z.custom<MemberIdResolver<unknown>>((f) => typeof f === 'function', 'must be a function (req) => member id | undefined');
 // Duck-typed rather than instanceof: the ESM and CJS builds each have their own WaitingQueue class.
 const QUEUE_METHODS = ['enter', 'position', 'leave', 'claim', 'consume', 'release', REPORT_ERROR] as const;
@@ -84,7 +109,7 @@ const queueSchema = z.custom<WaitingQueue>(
   (q) => typeof q === 'object' && q !== null && QUEUE_METHODS.every((m) => typeof (q as Record<PropertyKey, unknown>)[m] === 'function'),
   'must be a WaitingQueue',
 );
-const routesSchema = z.strictObject({ memberId: resolver, ...gateOptionShapes });
+const routesSchema = z.strictObject({ memberId: resolver, maxStreams: z.number().int().min(0).max(10_000_000).default(DEFAULT_MAX_STREAMS), ...gateOptionShapes });
 const guardSchema = z.strictObject({
   memberId: resolver,
   tokenHeader: z
@@ -103,7 +128,7 @@ export function parseQueue(queue: unknown): WaitingQueue {
 /** Validates queue-route options (extra keys an adapter owns, like `prefix`, are taken out first). */
 export function parseRoutesOptions<Req>(options: QueueRoutesOptions<Req>): ResolvedRoutesOptions<Req> {
   const parsed = parseStrict(routesSchema, options);
-  return { memberId: parsed.memberId as MemberIdResolver<Req>, gate: routeGate(parsed) };
+  return { memberId: parsed.memberId as MemberIdResolver<Req>, gate: routeGate(parsed), maxStreams: parsed.maxStreams };
 }
 
 export type ResolvedGuardOptions<Req> = Required<RequireEntryTokenOptions<Req>>;

@@ -4,6 +4,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncH
 import fp from 'fastify-plugin';
 import type { WaitingQueue } from '../waiting-queue.js';
 import {
+  EVENTS_PATH,
+  eventsRoute,
   QUEUE_ROUTES,
   normalizePrefix,
   parseGuardOptions,
@@ -18,6 +20,7 @@ import {
   type QueueRoutesOptions,
   type RequireEntryTokenOptions,
 } from './core.js';
+import { streamToNode } from './node-events.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
@@ -33,7 +36,7 @@ declare module 'fastify' {
 }
 
 /** Options of the Fastify queue-routes plugin. */
-export interface FastifyQueueRoutesOptions extends Pick<QueueRoutesOptions<FastifyRequest>, 'gate' | 'shadowSecret'> {
+export interface FastifyQueueRoutesOptions extends Pick<QueueRoutesOptions<FastifyRequest>, 'gate' | 'shadowSecret' | 'maxStreams'> {
   queue: WaitingQueue;
   /** The authenticated member of the request; undefined or null answers 401. */
   memberId: MemberIdResolver<FastifyRequest>;
@@ -63,8 +66,15 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
     logSerializers?: unknown;
   };
   const q = parseQueue(queue);
-  const { memberId, gate } = parseRoutesOptions({ memberId: resolver, ...rest });
+  const { memberId, gate, maxStreams } = parseRoutesOptions({ memberId: resolver, ...rest });
   const base = normalizePrefix(prefix);
+  const events = eventsRoute(q, maxStreams);
+  app.get(base + EVENTS_PATH, async (request, reply) => {
+    const opening = await events(() => memberId(request));
+    if (opening.kind === 'respond') return send(reply, opening.result);
+    reply.hijack(); // the stream writes the raw response; Fastify sends nothing more
+    streamToNode(reply.raw, opening.headers, opening.stream);
+  });
   // Declare request.entry (set by requireEntryToken) up front, as Fastify wants of every
   // request property, so requests keep one shape. Once, however many queues are registered.
   if (!app.hasRequestDecorator('entry')) app.decorateRequest('entry', undefined);
@@ -78,7 +88,7 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
 };
 
 /**
- * A plugin registering `POST <prefix>/enter`, `GET <prefix>/position` and `DELETE <prefix>` (leave).
+ * A plugin registering `POST <prefix>/enter`, `GET <prefix>/position`, `GET <prefix>/events` (Server-Sent Events) and `DELETE <prefix>` (leave).
  * @example
  * ```ts
  * await app.register(queueRoutes, { queue, memberId: (request) => request.user?.id, prefix: '/queue' });

@@ -3,6 +3,8 @@
 import type { DefaultContext, DefaultState, Middleware, ParameterizedContext } from 'koa';
 import type { WaitingQueue } from '../waiting-queue.js';
 import {
+  EVENTS_PATH,
+  eventsRoute,
   QUEUE_ROUTES,
   normalizePrefix,
   parseGuardOptions,
@@ -17,6 +19,7 @@ import {
   type QueueRoutesOptions,
   type RequireEntryTokenOptions,
 } from './core.js';
+import { streamToNode } from './node-events.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
@@ -33,7 +36,7 @@ export interface EntryState {
 /** Options of the Koa queue routes. */
 export interface KoaQueueRoutesOptions<StateT = DefaultState, ContextT = DefaultContext> extends Pick<
   QueueRoutesOptions<ParameterizedContext<StateT, ContextT>>,
-  'gate' | 'shadowSecret'
+  'gate' | 'shadowSecret' | 'maxStreams'
 > {
   /** The authenticated member; undefined or null answers 401. */
   memberId: MemberIdResolver<ParameterizedContext<StateT, ContextT>>;
@@ -51,7 +54,7 @@ function send(ctx: ParameterizedContext, result: HttpResult): void {
 }
 
 /**
- * Middleware answering `POST <prefix>/enter`, `GET <prefix>/position` and `DELETE <prefix>` (leave);
+ * Middleware answering `POST <prefix>/enter`, `GET <prefix>/position`, `GET <prefix>/events` (Server-Sent Events) and `DELETE <prefix>` (leave);
  * every other request passes on.
  * @example
  * ```ts
@@ -65,10 +68,18 @@ export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
 ): Middleware<StateT, ContextT> {
   const q = parseQueue(queue);
   const { prefix, ...rest } = options;
-  const { memberId, gate } = parseRoutesOptions(rest);
+  const { memberId, gate, maxStreams } = parseRoutesOptions(rest);
   const base = normalizePrefix(prefix);
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
+  const events = eventsRoute(q, maxStreams);
   return async (ctx, next) => {
+    if (ctx.method === 'GET' && ctx.path === base + EVENTS_PATH) {
+      const opening = await events(() => memberId(ctx));
+      if (opening.kind === 'respond') return send(ctx as ParameterizedContext, opening.result);
+      // Koa writes nothing of its own (no buffering, no compression middleware on the body): the stream owns the response.
+      ctx.respond = false;
+      return streamToNode(ctx.res, opening.headers, opening.stream);
+    }
     const route = routes.find((r) => r.method === ctx.method && r.url === ctx.path);
     if (!route) return next();
     send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, () => memberId(ctx), { gate, req: ctx }));

@@ -2,6 +2,7 @@
 // (internal: neither re-exports more than its types).
 
 import type { WaitingQueue } from '../waiting-queue.js';
+import type { StreamOpening } from './event-stream.js';
 import { runGuard, settleEnded, type Entry, type HttpResult, type OrderEnd, type RequireEntryTokenOptions, type ResolvedGuardOptions } from './core.js';
 
 /** What the guard does when the store cannot be reached: its `onStoreUnavailable` option. */
@@ -29,6 +30,33 @@ export interface WebRequireEntryTokenOptions<Req, Mode extends StoreUnavailableM
 export function toResponse(result: HttpResult): Response {
   if (result.body === undefined) return new Response(null, { status: result.status, headers: result.headers });
   return new Response(JSON.stringify(result.body), { status: result.status, headers: { 'content-type': 'application/json', ...result.headers } });
+}
+
+/**
+ * The answer of `GET …/events` as a Web Response: a JSON refusal, or the member's stream as the
+ * body (each chunk enqueued at once; a cancelled body or an aborted request closes the stream).
+ */
+export function toEventResponse(opening: StreamOpening, signal: AbortSignal): Response {
+  if (opening.kind === 'respond') return toResponse(opening.result);
+  const { stream } = opening;
+  const encoder = new TextEncoder();
+  signal.addEventListener('abort', () => stream.close(), { once: true });
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      stream.attach({
+        write: (chunk) => {
+          try {
+            controller.enqueue(encoder.encode(chunk));
+          } catch {
+            stream.close(); // the body was closed under us
+          }
+        },
+        end: () => controller.close(),
+      });
+    },
+    cancel: () => stream.close(),
+  });
+  return new Response(body, { status: 200, headers: opening.headers });
 }
 
 /**
