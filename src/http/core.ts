@@ -93,14 +93,18 @@ export const EVENTS_PATH = '/events';
  * stream (or 503 past `maxStreams`, 400/503 as the position route). Errors that are not
  * waitgate's are rethrown for the framework's error handling.
  */
-export function eventsRoute(queue: WaitingQueue, maxStreams: number): (member: () => unknown) => Promise<StreamOpening> {
+export function eventsRoute(queue: WaitingQueue, maxStreams: number): EventsRoute {
   const hub = new EventHub(queue, maxStreams);
-  return async (member) => {
+  const route = async (member: () => unknown): Promise<StreamOpening> => {
     const id = await member();
     if (id === undefined || id === null) return { kind: 'respond', result: UNAUTHENTICATED() };
     return hub.open(id as MemberId);
   };
+  return Object.assign(route, { endAll: () => hub.endAll() });
 }
+
+/** The handler of `GET …/events`, and `endAll()` for a server that closes (its streams would hold it open). */
+export type EventsRoute = ((member: () => unknown) => Promise<StreamOpening>) & { endAll(): void };
 
 const resolver = z.custom<MemberIdResolver<unknown>>((f) => typeof f === 'function', 'must be a function (req) => member id | undefined');
 // Duck-typed rather than instanceof: the ESM and CJS builds each have their own WaitingQueue class.

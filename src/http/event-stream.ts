@@ -95,7 +95,7 @@ class MemberStream implements MemberStreamHandle {
   #tell(position: Position): void {
     if (position.status === 'READY') {
       this.write(sseEvent('ready', position));
-      this.#end();
+      this.end();
       return;
     }
     const json = JSON.stringify(position);
@@ -111,7 +111,8 @@ class MemberStream implements MemberStreamHandle {
     else this.#pending.push(chunk);
   }
 
-  #end(): void {
+  end(): void {
+    if (this.closed) return;
     this.#ended = true;
     this.#hub.forget(this);
     this.#sink?.end();
@@ -187,6 +188,11 @@ export class EventHub {
       if (result) return { kind: 'respond', result };
       throw error;
     }
+  }
+
+  /** Ends every stream (the server is closing): clients reconnect, to another instance, after their `retry:`. */
+  endAll(): void {
+    for (const stream of [...this.#streams]) stream.end();
   }
 
   /** A stream ended or closed: no more looks; the timer and the watch stop with the last one. */

@@ -69,6 +69,7 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
   const { memberId, gate, maxStreams } = parseRoutesOptions({ memberId: resolver, ...rest });
   const base = normalizePrefix(prefix);
   const events = eventsRoute(q, maxStreams);
+  app.addHook('preClose', async () => events.endAll()); // app.close() waits for open responses
   app.get(base + EVENTS_PATH, async (request, reply) => {
     const opening = await events(() => memberId(request));
     if (opening.kind === 'respond') return send(reply, opening.result);

@@ -7,6 +7,7 @@ import type { MemberStreamHandle } from './event-stream.js';
 
 /** Sends the stream's head and attaches the response; the caller has taken the response over from its framework. */
 export function streamToNode(res: ServerResponse, headers: Record<string, string>, stream: MemberStreamHandle): void {
+  if (res.destroyed || res.closed) return stream.close(); // the client hung up during the first look
   res.writeHead(200, headers);
   res.flushHeaders();
   res.socket?.setNoDelay(true);

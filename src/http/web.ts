@@ -40,7 +40,8 @@ export function toEventResponse(opening: StreamOpening, signal: AbortSignal): Re
   if (opening.kind === 'respond') return toResponse(opening.result);
   const { stream } = opening;
   const encoder = new TextEncoder();
-  signal.addEventListener('abort', () => stream.close(), { once: true });
+  if (signal.aborted) stream.close(); // the client hung up during the first look
+  else signal.addEventListener('abort', () => stream.close(), { once: true });
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       stream.attach({

@@ -33,7 +33,8 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
     return { queue, app, url, events, call, touches, advance: (ms: number) => (now += ms) };
   }
 
-  describe(`event stream: ${name}`, () => {
+  // Generous bounds: the suite runs beside the whole CI under load; nothing here measures speed.
+  describe(`event stream: ${name}`, { timeout: 90_000 }, () => {
     it('sends a jittered retry, the position as GET /position answers it, then ready once after admit() (and ends)', async () => {
       const { app, queue, events, call } = await setup();
       try {
