@@ -5,7 +5,8 @@
 //
 // Per phase (N = 1,000 and 10,000 streams), over `phaseSeconds`:
 //   - delivery: for each step and each open stream, the time from just before the step's
-//     admit() call to the stream's next event (an event not in by the next step counts as late);
+//     admit() call to the stream's next event (one not in by the next step is counted late, and
+//     its delivery is timed from the earlier step);
 //   - Redis commands per second (INFO commandstats: script calls, and every command run);
 //   - the instance's CPU (process.cpuUsage) per member-minute;
 //   - memory per stream: the instance's RSS and heap after a GC, before and after opening them.
@@ -31,7 +32,8 @@ const POLL_SECONDS = 5;
 
 /** Starts the instance; resolves { port, ask(message) -> reply, stop() }. */
 async function startInstance(url, name) {
-  const child = fork(join(here, 'streams-server.mjs'), [url, name], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const profile = process.env.BENCH_STREAMS_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_STREAMS_CPU_PROF}`] : [];
+  const child = fork(join(here, 'streams-server.mjs'), [url, name], { execArgv: ['--expose-gc', ...profile], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const port = await new Promise((resolve, reject) => {
     child.once('message', (m) => resolve(m.port));
     child.once('exit', (code) => reject(new Error(`streams instance exited (${code})`)));
@@ -41,7 +43,12 @@ async function startInstance(url, name) {
       child.once('message', resolve);
       child.send(message);
     });
-  return { port, ask, stop: () => child.kill() };
+  // Disconnecting lets it exit by itself (and write a CPU profile); killed if it does not within 5 s.
+  const stop = () => {
+    child.disconnect();
+    setTimeout(() => child.kill(), 5000).unref();
+  };
+  return { port, ask, stop };
 }
 
 async function enterAll(queue, members) {
@@ -95,8 +102,9 @@ async function streamsPhase({ url, redisClient, size, phaseSeconds, log }) {
   while (performance.now() - t0 < phaseSeconds * 1000) {
     const at = performance.now();
     for (const s of streams) {
-      if (s.pendingSince !== null) late++;
-      s.pendingSince = s.open ? at : null;
+      // Not told of the last step before this one: late, and its delivery counts from that step.
+      if (s.pendingSince !== null && s.open) late++;
+      else s.pendingSince = s.open ? at : null;
     }
     await admitter.admit();
     steps++;

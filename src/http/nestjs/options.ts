@@ -4,10 +4,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { WaitgateConfigError } from '../../errors.js';
 import type { WaitingQueue } from '../../waiting-queue.js';
 import {
+  eventsRoute,
   normalizePrefix,
   parseGuardOptions,
   parseQueue,
   parseRoutesOptions,
+  type EventsRoute,
   type MemberIdResolver,
   type QueueRoutesOptions,
   type ResolvedRoutesOptions,
@@ -44,6 +46,8 @@ export interface WaitgateModuleOptions<Req = PlatformRequest> {
   gate?: QueueRoutesOptions<Req>['gate'];
   /** Signs the shadow cookie; the same on every instance (see the other adapters' `shadowSecret`). */
   shadowSecret?: string;
+  /** Event streams (`GET <routesPrefix>/events`) this instance serves at once (default 10,000), as in every adapter. */
+  maxStreams?: number;
 }
 
 /** Options of `@RequireEntryToken()`: the guard options of the other adapters, less `memberId` (set once, in `forRoot`). */
@@ -56,6 +60,8 @@ export interface WaitgateModuleConfig {
   /** '' or '/queue'. */
   routesPrefix: string;
   gate: ResolvedRoutesOptions<unknown>['gate'];
+  /** The handler of `GET …/events`. */
+  events: EventsRoute;
 }
 
 /** One route's guard settings, checked and with their defaults. */
@@ -70,7 +76,7 @@ export function parseModuleOptions<Req>(options: WaitgateModuleOptions<Req>): Wa
   const { queue, memberId, routesPrefix = 'queue', ...rest } = options;
   const q = parseQueue(queue);
   const routes = parseRoutesOptions({ memberId, ...rest });
-  return { queue: q, memberId: routes.memberId as MemberIdResolver<unknown>, routesPrefix: parsePrefix(routesPrefix), gate: routes.gate };
+  return { queue: q, memberId: routes.memberId as MemberIdResolver<unknown>, routesPrefix: parsePrefix(routesPrefix), gate: routes.gate, events: eventsRoute(q, routes.maxStreams) };
 }
 
 function parsePrefix(prefix: unknown): string {
