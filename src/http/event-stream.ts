@@ -47,8 +47,8 @@ export interface MemberStreamHandle {
 export type StreamOpening = { kind: 'respond'; result: HttpResult } | { kind: 'stream'; headers: Record<string, string>; stream: MemberStreamHandle };
 
 /** One SSE event: its name and the JSON of the position, on one `data:` line. */
-export function sseEvent(event: 'position' | 'ready', position: Position): string {
-  return `event: ${event}\ndata: ${JSON.stringify(position)}\n\n`;
+export function sseEvent(event: 'position' | 'ready', position: Position | string): string {
+  return `event: ${event}\ndata: ${typeof position === 'string' ? position : JSON.stringify(position)}\n\n`;
 }
 
 /** The `retry:` field: the member's polling interval in ms, ±20% so that a restart's reconnects spread out. */
@@ -101,7 +101,7 @@ class MemberStream implements MemberStreamHandle {
     const json = JSON.stringify(position);
     if (json === this.#lastJson) return;
     this.#lastJson = json;
-    this.write(sseEvent('position', position));
+    this.write(sseEvent('position', json));
   }
 
   write(chunk: string): void {
