@@ -51,8 +51,13 @@ async function startInstance(url, name) {
   return { port, ask, stop };
 }
 
-async function enterAll(queue, members) {
-  for (let i = 0; i < members.length; i += 500) await Promise.all(members.slice(i, i + 500).map((m) => queue.enter(m)));
+/** A fresh instance for queue `name`, and `size` members entered through the admitting instance (this process). */
+async function startPhase(url, redisClient, name, size) {
+  const instance = await startInstance(url, name);
+  const admitter = new WaitingQueue({ store: new RedisStore({ client: redisClient }), name, admitRatePerSecond: 10, abandonAfterSeconds: null });
+  const members = Array.from({ length: size }, (_, i) => `m${i}`);
+  for (let i = 0; i < members.length; i += 500) await Promise.all(members.slice(i, i + 500).map((m) => admitter.enter(m)));
+  return { instance, admitter, members };
 }
 
 /** Opens one stream; tracks when its events arrive. */
@@ -71,11 +76,7 @@ function openStream(port, member, onEvent) {
 }
 
 async function streamsPhase({ url, redisClient, size, phaseSeconds, log }) {
-  const name = `streams-${size}`;
-  const instance = await startInstance(url, name);
-  const admitter = new WaitingQueue({ store: new RedisStore({ client: redisClient }), name, admitRatePerSecond: 10, abandonAfterSeconds: null });
-  const members = Array.from({ length: size }, (_, i) => `m${i}`);
-  await enterAll(admitter, members);
+  const { instance, admitter, members } = await startPhase(url, redisClient, `streams-${size}`, size);
   const before = (await instance.ask({ memory: true })).memory;
   const latencies = [];
   let late = 0;
@@ -140,11 +141,7 @@ async function streamsPhase({ url, redisClient, size, phaseSeconds, log }) {
 }
 
 async function pollingPhase({ url, redisClient, size, phaseSeconds, log }) {
-  const name = `polling-${size}`;
-  const instance = await startInstance(url, name);
-  const admitter = new WaitingQueue({ store: new RedisStore({ client: redisClient }), name, admitRatePerSecond: 10, abandonAfterSeconds: null });
-  const members = Array.from({ length: size }, (_, i) => `m${i}`);
-  await enterAll(admitter, members);
+  const { instance, admitter, members } = await startPhase(url, redisClient, `polling-${size}`, size);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   let polls = 0;
   const poll = (member) =>

@@ -6,11 +6,18 @@ import { describe, expect, it } from 'vitest';
 import { waitForEntry } from '../../src/client/index.js';
 import { MemoryStore, WaitingQueue, type Position, type WaitingQueueOptions } from '../../src/index.js';
 import type { PresenceBatch } from '../../src/presence.js';
-import { openEvents } from '../support/sse.js';
+import { openEvents, type OpenStream } from '../support/sse.js';
 import { storeWith } from '../support/store-with.js';
 import type { AppFactory } from './adapter-suite.js';
 
 const BOUND = { timeout: 30_000, interval: 50 };
+
+/** The first event after the position events (ready, or null if the stream ended without one). */
+async function untilReady(stream: OpenStream) {
+  let item = await stream.nextEvent();
+  while (item?.event === 'position') item = await stream.nextEvent();
+  return item;
+}
 
 export function describeEventStream(name: string, startApp: AppFactory): void {
   async function setup(routes: { maxStreams?: number } = {}, queueOptions: Partial<WaitingQueueOptions> = {}) {
@@ -70,11 +77,9 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
         for (const member of ['m0', 'm1', 'm2', 'm3']) await call('POST', '/queue/enter', member);
         // Each admission races the opening of its member's stream.
         const streams = await Promise.all([events('m0'), events('m1'), events('m2'), events('m3'), queue.admit()]);
-        for (const stream of streams.slice(0, 4) as Array<Awaited<ReturnType<typeof events>>>) {
+        for (const stream of streams.slice(0, 4) as OpenStream[]) {
           try {
-            let item = await stream.nextEvent();
-            while (item?.event === 'position') item = await stream.nextEvent();
-            expect(item).toMatchObject({ event: 'ready', data: { status: 'READY' } });
+            expect(await untilReady(stream)).toMatchObject({ event: 'ready', data: { status: 'READY' } });
           } finally {
             stream.close();
           }
@@ -148,9 +153,7 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
           for (let step = 0; step < 10 && admitted.length === 0; step++) admitted.push(...(await queue.admit()).map((a) => a.memberId));
           expect(admitted).toEqual(['streaming']);
           expect(dropped).toEqual(['silent']);
-          let item = await stream.nextEvent();
-          while (item?.event === 'position') item = await stream.nextEvent();
-          expect(item).toMatchObject({ event: 'ready', data: { status: 'READY' } });
+          expect(await untilReady(stream)).toMatchObject({ event: 'ready', data: { status: 'READY' } });
         } finally {
           stream.close();
         }
