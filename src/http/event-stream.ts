@@ -22,6 +22,9 @@ const TICK_MS = 1000;
 /** Admission steps closer together than this share one round of looks (delivery stays well within 1 s). */
 const ROUND_GAP_MS = 200;
 
+/** Bytes written to a stream and not yet taken by its client past which the stream is cut (about 200 events). */
+export const MAX_UNREAD_BYTES = 64 * 1024;
+
 /** The headers of an event stream: no caching, no buffering by proxies (nginx) or compression. */
 export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   ...NO_STORE,
@@ -172,7 +175,12 @@ export class EventHub {
   async open(memberId: MemberId): Promise<StreamOpening> {
     if (this.#streams.size >= this.#maxStreams) {
       const retryAfter = String(Math.max(1, Math.ceil(this.#queue.config.pollingIntervals[0]!.seconds)));
-      return { kind: 'respond', result: errorResponse(503, 'TOO_MANY_STREAMS', 'This instance serves as many event streams as it may: poll the position instead.', { 'retry-after': retryAfter }) };
+      return {
+        kind: 'respond',
+        result: errorResponse(503, 'TOO_MANY_STREAMS', 'This instance serves as many event streams as it may: poll the position instead.', {
+          'retry-after': retryAfter,
+        }),
+      };
     }
     const stream = new MemberStream(this, memberId);
     this.#add(stream);

@@ -3,7 +3,7 @@
 // middleware that offers `flush()`) at once; the client hanging up closes the stream.
 
 import type { ServerResponse } from 'node:http';
-import type { MemberStreamHandle } from './event-stream.js';
+import { MAX_UNREAD_BYTES, type MemberStreamHandle } from './event-stream.js';
 
 /** Sends the stream's head and attaches the response; the caller has taken the response over from its framework. */
 export function streamToNode(res: ServerResponse, headers: Record<string, string>, stream: MemberStreamHandle): void {
@@ -18,6 +18,8 @@ export function streamToNode(res: ServerResponse, headers: Record<string, string
   stream.attach({
     write: (chunk) => {
       if (res.writableEnded || res.destroyed) return close();
+      // A client that reads nothing is cut (it reconnects, or polls) rather than buffered for without end.
+      if (res.writableLength > MAX_UNREAD_BYTES) return void res.destroy();
       res.write(chunk);
       flushable.flush?.();
     },
