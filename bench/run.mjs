@@ -7,7 +7,8 @@
 //   npm run build && npm run bench
 //   BENCH_ROUNDS=5 BENCH_ROUND_MS=700 npm run bench      (defaults)
 //   npm run bench -- --quick                              (a fast smoke run: 2 short rounds, 100k members)
-//   npm run bench -- --only=micro,memory,polling,opening,polling-shuffle,group-commit
+//   npm run bench -- --only=micro,memory,polling,opening,polling-shuffle,group-commit,streams
+//   BENCH_STREAMS_SECONDS=20 BENCH_STREAMS_SIZES=1000,10000 (streams: event streams on one instance vs polling every 5 s)
 //   node bench/run.mjs --only=group-commit --out=bench/results/group-commit-latest.json   (group commit alone, ~5 min)
 //   BENCH_GC_ROUNDS=7 BENCH_GC_ROUND_MS=600 BENCH_GC_CONCURRENCIES=1,64,256,1024 (group-commit; defaults)
 //   npm run bench -- --only=opening --out=bench/results/opening-latest.json   (one section; --out keeps latest.json)
@@ -31,7 +32,7 @@ import { runPolling } from './sections/polling.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'micro,memory,polling,opening,polling-shuffle,group-commit').split(',');
+const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'micro,memory,polling,opening,polling-shuffle,group-commit,streams').split(',');
 const out = args.find((a) => a.startsWith('--out='))?.slice(6) ?? join(here, 'results', quick ? 'quick.json' : 'latest.json');
 const num = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
 
@@ -97,6 +98,14 @@ try {
     });
     result.groupCommit.seconds = Math.round((performance.now() - t) / 1000);
   }
+  if (only.includes('streams')) {
+    log('\n[streams] event streams on one instance: delivery of an admission step, Redis commands, CPU vs polling every 5 s, memory');
+    const t = performance.now();
+    const { runStreams } = await import('./sections/streams.mjs');
+    const sizes = process.env.BENCH_STREAMS_SIZES ? process.env.BENCH_STREAMS_SIZES.split(',').map(Number) : [1000, 10_000];
+    result.streams = await runStreams({ url: redis.url, sizes, phaseSeconds: num('BENCH_STREAMS_SECONDS', quick ? 8 : 20), log });
+    result.streams.seconds = Math.round((performance.now() - t) / 1000);
+  }
 } finally {
   await redis.stop();
 }
@@ -158,6 +167,27 @@ if (result.groupCommit && !quick) {
     }),
   );
   (result.charts ??= []).push('docs/images/perf-bench-group-commit.svg');
+}
+if (result.streams && !quick) {
+  // docs/images/perf-bench-streams.svg: the section's two ratios against their goals.
+  const images = join(here, '..', 'docs', 'images');
+  mkdirSync(images, { recursive: true });
+  const r = result.streams.ratios;
+  writeFileSync(
+    join(images, 'perf-bench-streams.svg'),
+    barChart({
+      title: 'Event streams on one instance: ratios of one run',
+      subtitle: `${Math.max(...result.streams.settings.sizes)} streams, a step a second; ${result.machine.cpus} cores, Node ${result.machine.node}, load ${result.machine.loadAverageAtStart[0]}; ${result.date.slice(0, 10)}; dashes: goals`,
+      groups: [
+        { name: 'Redis cmds/s 10k / 1k streams', values: [r['redis commands/s, most/fewest streams']] },
+        { name: 'CPU/member-min streams / polling', values: [r['cpu per member-minute, streams/polling 5 s']] },
+      ],
+      seriesNames: ['ratio'],
+      unit: 'x',
+      targets: { 'Redis cmds/s 10k / 1k streams': 1, 'CPU/member-min streams / polling': 0.2 },
+    }),
+  );
+  (result.charts ??= []).push('docs/images/perf-bench-streams.svg');
 }
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);

@@ -7,6 +7,9 @@ import type { HeadMovesListener, HeadMovesWatch, MemberSnapshot, QueueSnapshot, 
 /** Starts listening to the queue's admission steps (Store.watchHeadMoves, bound to the queue). */
 export type WatchHeadMoves = (listener: HeadMovesListener) => HeadMovesWatch;
 
+/** The key of a WaitingQueue's {@link WatchHeadMoves} (internal; `Symbol.for`: the ESM and CJS builds share it). */
+export const WATCH_HEAD_MOVES: unique symbol = Symbol.for('waitgate.watchHeadMoves') as never;
+
 /**
  * `store.watchHeadMoves` bound to the queue `name`, for `owner`'s position cache, or null when
  * the store has none; `owner[report]` hears the failures to subscribe. The store keeps that

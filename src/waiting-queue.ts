@@ -5,7 +5,7 @@ import { AdmissionSteps, admitRequest, type StepResult } from './admission-steps
 import { checkLimits, controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
-import { PositionCache, watchHeadMovesOf } from './position-cache.js';
+import { PositionCache, WATCH_HEAD_MOVES, watchHeadMovesOf, type WatchHeadMoves } from './position-cache.js';
 import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
 import { Presence } from './presence.js';
 import { buildPosition } from './position.js';
@@ -57,6 +57,8 @@ export class WaitingQueue {
    */
   #lastControls: ControlsView | undefined;
   readonly #presence: Presence | null;
+  /** @internal Where the store pushes this queue's admission steps, or null (the event streams listen). */
+  readonly [WATCH_HEAD_MOVES]: WatchHeadMoves | null;
 
   /** @throws {@link WaitgateConfigError} naming an unknown or bad option. */
   constructor(options: WaitingQueueOptions) {
@@ -73,6 +75,7 @@ export class WaitingQueue {
     const store = this.#store;
     const watchHeadMoves = watchHeadMovesOf(store, this.name, this, REPORT_ERROR); // holds this queue weakly
     this.#cache = cacheOptions && new PositionCache(() => this.#calls.call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions, watchHeadMoves);
+    this[WATCH_HEAD_MOVES] = watchHeadMoves;
     const { abandonAfterMs, holdSilentAfterMs, pickupTimeoutMs } = this.#config;
     const tracksPresence = abandonAfterMs !== null || pickupTimeoutMs !== null;
     // A sign of life is sent again after a quarter of abandonAfterSeconds, not on every
@@ -217,10 +220,7 @@ export class WaitingQueue {
     this.#presence?.observe(result.expiresAt - c.entryTokenTtlMs);
     if (result.abandoned && result.abandoned.length > 0) {
       for (const memberId of result.abandoned) this.#cache?.forget(memberId);
-      this.#events.emit(
-        'abandoned',
-        result.abandoned.map((memberId) => ({ memberId })),
-      );
+      this.#events.emit('abandoned', result.abandoned.map((memberId) => ({ memberId })));
     }
     return { admittable: result.admittable, admitted: result.admitted.map((a) => ({ ...a, expiresAt: result.expiresAt })) };
   }

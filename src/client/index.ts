@@ -2,6 +2,7 @@
 
 import type { Position } from '../types.js';
 import { isPowChallenge, solvePowChallenge } from './pow.js';
+import { followStream } from './stream.js';
 
 export type { Position, PositionStatus } from '../types.js';
 export { isPowChallenge, solvePowChallenge, type PowChallenge } from './pow.js';
@@ -33,6 +34,13 @@ export interface WaitForEntryOptions extends QueueEndpoint {
   leaveOnAbort?: boolean;
   /** Called with every position received, for the waiting-room page. */
   onPosition?: (position: Position) => void;
+  /**
+   * Follow the queue's event stream (`GET <url>/events`, Server-Sent Events) while waiting,
+   * instead of polling: positions arrive as the line moves, and READY at once. When the stream is
+   * refused (503 past the server's `maxStreams`, an older server) or cut, the client polls and
+   * tries the stream again later (its Retry-After, or the stream's `retry:`). Default true.
+   */
+  stream?: boolean;
   /** Fraction of random spread around each polling interval. Default 0.2 (±20%). */
   jitter?: number;
   /** Longest wait between retries after errors, in seconds. Default 30. */
@@ -79,9 +87,10 @@ export class QueueClientError extends Error {
 }
 
 /**
- * Enters the queue and polls until the member is READY, at the interval the
- * server hints (`pollingIntervalSeconds`, ±20% jitter so a crowd does not poll in
- * step). After a 503, a 429 or a network error it honours `Retry-After`, or backs
+ * Enters the queue and waits until the member is READY: on the queue's event stream when the
+ * server offers one (`stream`), else polling at the interval the server hints
+ * (`pollingIntervalSeconds`, ±20% jitter so a crowd does not poll in step); the same
+ * positions reach `onPosition` either way. After a 503, a 429 or a network error it honours `Retry-After`, or backs
  * off exponentially up to `maxBackoffSeconds`. If the member drops out of the
  * queue (e.g. an unused token expired), it enters again. A 503 `QUEUE_STATE_LOST`
  * (the queue was reset on the server) stops it: retrying would not help.
@@ -139,6 +148,8 @@ async function poll(options: WaitForEntryOptions): Promise<EntryGrant> {
   /** The answer to the gate's last challenge, sent with the next enter (a header: its name and value). */
   let answer: [string, string] | undefined;
   let challenges = 0;
+  /** When the event stream may be tried (again): after a refusal or a cut, its Retry-After or `retry:`. */
+  let streamAt = options.stream === false ? Number.POSITIVE_INFINITY : 0;
   for (;;) {
     signal?.throwIfAborted();
     let response: Response;
@@ -190,6 +201,16 @@ async function poll(options: WaitForEntryOptions): Promise<EntryGrant> {
       return { entryToken: position.entryToken, expiresAt: position.entryTokenExpiresAt, position };
     }
     entering = position.status === 'NOT_ENTERED';
+    if (!entering && Date.now() >= streamAt) {
+      const credentials = options.credentials ?? 'same-origin';
+      const followed = await followStream({ url: base, headers: options.headers ?? {}, credentials, fetch: doFetch, signal, onPosition: options.onPosition, retryAfterMs });
+      if (followed.kind === 'ready' && followed.position.entryToken !== null && followed.position.entryTokenExpiresAt !== null) {
+        return { entryToken: followed.position.entryToken, expiresAt: followed.position.entryTokenExpiresAt, position: followed.position };
+      }
+      entering = followed.kind === 'not-entered';
+      if (followed.kind === 'fallback') streamAt = Date.now() + followed.retryMs;
+      if (entering) continue;
+    }
     await sleep(spread(position.pollingIntervalSeconds * 1000), signal);
   }
 }

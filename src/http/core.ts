@@ -16,8 +16,10 @@ import { pageOptionShape, parsePage, type RoomPage, type RoomPageOptions } from 
 import { entryTokenOf } from './request-header.js';
 
 export { entryTokenOf };
+import { DEFAULT_MAX_STREAMS, EventHub, type StreamOpening } from './event-stream.js';
 
 export type { Entry, SettleOutcome, SettleState } from './entry.js';
+export type { MemberStreamHandle, StreamOpening, StreamSink } from './event-stream.js';
 export { positionResult, type HttpResult } from './result.js';
 export type { RoomPageOptions } from '../room/options.js';
 export type { RoomTexts } from '../room/en.js';
@@ -48,13 +50,19 @@ export interface QueueRoutesOptions<Req> {
    * next, the pass cookie's path, theme, texts and locales. `false`: no page (nor its CSS and script).
    */
   page?: false | RoomPageOptions;
+  /**
+   * Event streams (`GET …/events`) this instance serves at once; past it a new stream gets
+   * 503 TOO_MANY_STREAMS with Retry-After, and clients poll instead. Default 10,000.
+   */
+  maxStreams?: number;
 }
 
-/** Validated queue-route options: the resolver, the gate as the routes run it, and the page (null: none). */
+/** Validated queue-route options: the resolver, the gate as the routes run it, the page (null: none) and the stream limit. */
 export interface ResolvedRoutesOptions<Req> {
   memberId: MemberIdResolver<Req>;
   gate: RouteGate | undefined;
   page: RoomPage | null;
+  maxStreams: number;
 }
 
 /** Options of the order-route guard. */
@@ -89,6 +97,27 @@ export const QUEUE_ROUTES = [
 
 export type QueueAction = (typeof QUEUE_ROUTES)[number]['action'];
 
+/** The event stream's route (`GET`), relative to where the queue routes are mounted (event-stream.ts). */
+export const EVENTS_PATH = '/events';
+
+/**
+ * The handler of `GET …/events` for one queue routes: 401 without a member, else the member's
+ * stream (or 503 past `maxStreams`, 400/503 as the position route). Errors that are not
+ * waitgate's are rethrown for the framework's error handling.
+ */
+export function eventsRoute(queue: WaitingQueue, maxStreams: number): EventsRoute {
+  const hub = new EventHub(queue, maxStreams);
+  const route = async (member: () => unknown): Promise<StreamOpening> => {
+    const id = await member();
+    if (id === undefined || id === null) return { kind: 'respond', result: UNAUTHENTICATED() };
+    return hub.open(id as MemberId);
+  };
+  return Object.assign(route, { endAll: () => hub.endAll() });
+}
+
+/** The handler of `GET …/events`, and `endAll()` for a server that closes (its streams would hold it open). */
+export type EventsRoute = ((member: () => unknown) => Promise<StreamOpening>) & { endAll(): void };
+
 const resolver = z.custom<MemberIdResolver<unknown>>((f) => typeof f === 'function', 'must be a function (req) => member id | undefined');
 // Duck-typed rather than instanceof: the ESM and CJS builds each have their own WaitingQueue class.
 const QUEUE_METHODS = ['enter', 'position', 'leave', 'claim', 'consume', 'release', REPORT_ERROR] as const;
@@ -96,7 +125,12 @@ const queueSchema = z.custom<WaitingQueue>(
   (q) => typeof q === 'object' && q !== null && QUEUE_METHODS.every((m) => typeof (q as Record<PropertyKey, unknown>)[m] === 'function'),
   'must be a WaitingQueue',
 );
-const routesSchema = z.strictObject({ memberId: resolver, ...gateOptionShapes, ...pageOptionShape });
+const routesSchema = z.strictObject({
+  memberId: resolver,
+  maxStreams: z.number().int().min(0).max(10_000_000).default(DEFAULT_MAX_STREAMS),
+  ...gateOptionShapes,
+  ...pageOptionShape,
+});
 const guardSchema = z.strictObject({
   memberId: resolver,
   tokenHeader: z
@@ -115,7 +149,7 @@ export function parseQueue(queue: unknown): WaitingQueue {
 /** Validates queue-route options (extra keys an adapter owns, like `prefix`, are taken out first). */
 export function parseRoutesOptions<Req>(options: QueueRoutesOptions<Req>): ResolvedRoutesOptions<Req> {
   const parsed = parseStrict(routesSchema, options);
-  return { memberId: parsed.memberId as MemberIdResolver<Req>, gate: routeGate(parsed), page: parsePage(parsed.page) };
+  return { memberId: parsed.memberId as MemberIdResolver<Req>, gate: routeGate(parsed), page: parsePage(parsed.page), maxStreams: parsed.maxStreams };
 }
 
 export type ResolvedGuardOptions<Req> = Required<RequireEntryTokenOptions<Req>>;

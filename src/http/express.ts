@@ -3,7 +3,9 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { WaitingQueue } from '../waiting-queue.js';
 import {
+  EVENTS_PATH,
   QUEUE_ROUTES,
+  eventsRoute,
   parseGuardOptions,
   parseQueue,
   parseRoutesOptions,
@@ -15,6 +17,7 @@ import {
   type QueueRoutesOptions,
   type RequireEntryTokenOptions,
 } from './core.js';
+import { streamToNode } from './node-events.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 import { requestToken } from './pass-cookie.js';
 import { ROOM_ROUTES, roomOf } from '../room/routes.js';
@@ -47,7 +50,7 @@ function send(res: Response, result: HttpResult): void {
 }
 
 /**
- * A Router with `POST /enter`, `GET /position` and `DELETE /` (leave), to mount where you like.
+ * A Router with `POST /enter`, `GET /position`, `GET /events` (Server-Sent Events) and `DELETE /` (leave), to mount where you like.
  * @example
  * ```ts
  * app.use('/queue', queueRoutes(queue, { memberId: (req) => req.user?.id }));
@@ -57,8 +60,18 @@ function send(res: Response, result: HttpResult): void {
 export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOptions): Router {
   const q = parseQueue(queue);
   const resolved = parseRoutesOptions(options);
-  const { memberId, gate } = resolved;
+  const { memberId, gate, maxStreams } = resolved;
   const router = express.Router();
+  const events = eventsRoute(q, maxStreams);
+  router.get(EVENTS_PATH, async (req, res, next) => {
+    try {
+      const opening = await events(() => memberId(req));
+      if (opening.kind === 'respond') send(res, opening.result);
+      else streamToNode(res, opening.headers, opening.stream);
+    } catch (error) {
+      next(error);
+    }
+  });
   for (const route of QUEUE_ROUTES) {
     const method = route.method.toLowerCase() as 'post' | 'get' | 'delete';
     router[method](route.path || '/', async (req, res, next) => {

@@ -4,6 +4,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncH
 import fp from 'fastify-plugin';
 import type { WaitingQueue } from '../waiting-queue.js';
 import {
+  EVENTS_PATH,
+  eventsRoute,
   QUEUE_ROUTES,
   normalizePrefix,
   parseGuardOptions,
@@ -18,6 +20,7 @@ import {
   type QueueRoutesOptions,
   type RequireEntryTokenOptions,
 } from './core.js';
+import { streamToNode } from './node-events.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 import { requestToken } from './pass-cookie.js';
 import { ROOM_ROUTES, roomOf } from '../room/routes.js';
@@ -36,7 +39,7 @@ declare module 'fastify' {
 }
 
 /** Options of the Fastify queue-routes plugin. */
-export interface FastifyQueueRoutesOptions extends Pick<QueueRoutesOptions<FastifyRequest>, 'gate' | 'shadowSecret' | 'page'> {
+export interface FastifyQueueRoutesOptions extends Pick<QueueRoutesOptions<FastifyRequest>, 'gate' | 'shadowSecret' | 'page' | 'maxStreams'> {
   queue: WaitingQueue;
   /** The authenticated member of the request; undefined or null answers 401. */
   memberId: MemberIdResolver<FastifyRequest>;
@@ -67,8 +70,16 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
   };
   const q = parseQueue(queue);
   const resolved = parseRoutesOptions({ memberId: resolver, ...rest });
-  const { memberId, gate } = resolved;
+  const { memberId, gate, maxStreams } = resolved;
   const base = normalizePrefix(prefix);
+  const events = eventsRoute(q, maxStreams);
+  app.addHook('preClose', async () => events.endAll()); // app.close() waits for open responses
+  app.get(base + EVENTS_PATH, async (request, reply) => {
+    const opening = await events(() => memberId(request));
+    if (opening.kind === 'respond') return send(reply, opening.result);
+    reply.hijack(); // the stream writes the raw response; Fastify sends nothing more
+    streamToNode(reply.raw, opening.headers, opening.stream);
+  });
   // Declare request.entry (set by requireEntryToken) up front, as Fastify wants of every
   // request property, so requests keep one shape. Once, however many queues are registered.
   if (!app.hasRequestDecorator('entry')) app.decorateRequest('entry', undefined);
@@ -93,7 +104,7 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
 };
 
 /**
- * A plugin registering `POST <prefix>/enter`, `GET <prefix>/position` and `DELETE <prefix>` (leave).
+ * A plugin registering `POST <prefix>/enter`, `GET <prefix>/position`, `GET <prefix>/events` (Server-Sent Events) and `DELETE <prefix>` (leave).
  * @example
  * ```ts
  * await app.register(queueRoutes, { queue, memberId: (request) => request.user?.id, prefix: '/queue' });

@@ -2,10 +2,10 @@
 // for Next.js route handlers, Remix, SvelteKit, Bun, Deno and other fetch-style runtimes.
 
 import type { WaitingQueue } from '../waiting-queue.js';
-import { QUEUE_ROUTES, normalizePrefix, parseGuardOptions, parseQueue, parseRoutesOptions, runQueueRoute, type QueueRoutesOptions } from './core.js';
+import { EVENTS_PATH, QUEUE_ROUTES, eventsRoute, normalizePrefix, parseGuardOptions, parseQueue, parseRoutesOptions, runQueueRoute, type QueueRoutesOptions } from './core.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 import { ROOM_ROUTES, roomOf } from '../room/routes.js';
-import { guardRequest, toPageResponse, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
+import { guardRequest, toEventResponse, toPageResponse, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
 import { requestToken } from './pass-cookie.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
@@ -26,7 +26,7 @@ export type FetchRequireEntryTokenOptions<Req extends Request = Request, Mode ex
 >;
 
 /**
- * The queue routes as one fetch handler: `POST <prefix>/enter`, `GET <prefix>/position` and
+ * The queue routes as one fetch handler: `POST <prefix>/enter`, `GET <prefix>/position`, `GET <prefix>/events` (SSE) and
  * `DELETE <prefix>` (leave), matched on the method and the URL's path. It resolves `undefined`
  * for any other request, so you can chain it or answer 404 yourself.
  * @example
@@ -45,13 +45,15 @@ export function queueRoutes<Req extends Request = Request>(
   const q = parseQueue(queue);
   const { prefix, ...rest } = options;
   const resolved = parseRoutesOptions(rest);
-  const { memberId, gate } = resolved;
+  const { memberId, gate, maxStreams } = resolved;
   const base = normalizePrefix(prefix);
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
   const room = roomOf(q, resolved);
   const pages = room ? ROOM_ROUTES.map((route) => ({ ...route, url: base + route.path })) : [];
+  const events = eventsRoute(q, maxStreams);
   return async (request) => {
     const path = new URL(request.url).pathname;
+    if (request.method === 'GET' && path === base + EVENTS_PATH) return toEventResponse(await events(() => memberId(request)), request.signal);
     const route = routes.find((r) => r.method === request.method && r.url === path);
     const pageRoute = route ? undefined : pages.find((r) => r.method === request.method && r.url === path);
     if (pageRoute) return toPageResponse(await room!.run(pageRoute.action, { member: () => memberId(request), req: request, url: request.url }));

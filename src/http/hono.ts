@@ -5,10 +5,10 @@ import { Hono, type Context, type Env, type MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { BlankEnv } from 'hono/types';
 import type { WaitingQueue } from '../waiting-queue.js';
-import { QUEUE_ROUTES, parseGuardOptions, parseQueue, parseRoutesOptions, runQueueRoute, type QueueRoutesOptions } from './core.js';
+import { EVENTS_PATH, QUEUE_ROUTES, eventsRoute, parseGuardOptions, parseQueue, parseRoutesOptions, runQueueRoute, type QueueRoutesOptions } from './core.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 import { ROOM_ROUTES, roomOf } from '../room/routes.js';
-import { guardRequest, toPageResponse, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
+import { guardRequest, toEventResponse, toPageResponse, toResponse, type EntryFor, type StoreUnavailableMode, type WebRequireEntryTokenOptions } from './web.js';
 import { requestToken } from './pass-cookie.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
@@ -43,8 +43,10 @@ export interface EntryVariables<Mode extends StoreUnavailableMode = 'fail-closed
 export function queueRoutes<E extends Env = BlankEnv>(queue: WaitingQueue, options: HonoQueueRoutesOptions<E>): Hono<E> {
   const q = parseQueue(queue);
   const resolved = parseRoutesOptions(options);
-  const { memberId, gate } = resolved;
+  const { memberId, gate, maxStreams } = resolved;
   const app = new Hono<E>();
+  const events = eventsRoute(q, maxStreams);
+  app.get(EVENTS_PATH, async (c) => toEventResponse(await events(() => memberId(c)), c.req.raw.signal));
   for (const route of QUEUE_ROUTES) {
     app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, () => memberId(c), { gate, req: c })));
   }

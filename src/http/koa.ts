@@ -3,6 +3,8 @@
 import type { DefaultContext, DefaultState, Middleware, ParameterizedContext } from 'koa';
 import type { WaitingQueue } from '../waiting-queue.js';
 import {
+  EVENTS_PATH,
+  eventsRoute,
   QUEUE_ROUTES,
   normalizePrefix,
   parseGuardOptions,
@@ -17,6 +19,7 @@ import {
   type QueueRoutesOptions,
   type RequireEntryTokenOptions,
 } from './core.js';
+import { streamToNode } from './node-events.js';
 import { parsePassGuard, type EntryPass, type EntryPassSource, type RequireEntryPassOptions } from './entry-pass.js';
 import { requestToken } from './pass-cookie.js';
 import { ROOM_ROUTES, roomOf } from '../room/routes.js';
@@ -36,7 +39,7 @@ export interface EntryState {
 /** Options of the Koa queue routes. */
 export interface KoaQueueRoutesOptions<StateT = DefaultState, ContextT = DefaultContext> extends Pick<
   QueueRoutesOptions<ParameterizedContext<StateT, ContextT>>,
-  'gate' | 'shadowSecret' | 'page'
+  'gate' | 'shadowSecret' | 'page' | 'maxStreams'
 > {
   /** The authenticated member; undefined or null answers 401. */
   memberId: MemberIdResolver<ParameterizedContext<StateT, ContextT>>;
@@ -54,7 +57,7 @@ function send(ctx: ParameterizedContext, result: HttpResult): void {
 }
 
 /**
- * Middleware answering `POST <prefix>/enter`, `GET <prefix>/position` and `DELETE <prefix>` (leave);
+ * Middleware answering `POST <prefix>/enter`, `GET <prefix>/position`, `GET <prefix>/events` (Server-Sent Events) and `DELETE <prefix>` (leave);
  * every other request passes on.
  * @example
  * ```ts
@@ -69,12 +72,20 @@ export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
   const q = parseQueue(queue);
   const { prefix, ...rest } = options;
   const resolved = parseRoutesOptions(rest);
-  const { memberId, gate } = resolved;
+  const { memberId, gate, maxStreams } = resolved;
   const base = normalizePrefix(prefix);
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
   const room = roomOf(q, resolved);
   const pages = room ? ROOM_ROUTES.map((route) => ({ ...route, url: base + route.path })) : [];
+  const events = eventsRoute(q, maxStreams);
   return async (ctx, next) => {
+    if (ctx.method === 'GET' && ctx.path === base + EVENTS_PATH) {
+      const opening = await events(() => memberId(ctx));
+      if (opening.kind === 'respond') return send(ctx as ParameterizedContext, opening.result);
+      // Koa writes nothing of its own (no buffering, no compression middleware on the body): the stream owns the response.
+      ctx.respond = false;
+      return streamToNode(ctx.res, opening.headers, opening.stream);
+    }
     const route = routes.find((r) => r.method === ctx.method && r.url === ctx.path);
     const pageRoute = route ? undefined : pages.find((r) => r.method === ctx.method && r.url === ctx.path);
     if (pageRoute) {

@@ -2,6 +2,7 @@
 // (internal: neither re-exports more than its types).
 
 import type { WaitingQueue } from '../waiting-queue.js';
+import { MAX_UNREAD_BYTES, type StreamOpening } from './event-stream.js';
 import { runGuard, settleEnded, type Entry, type HttpResult, type OrderEnd, type RequireEntryTokenOptions, type ResolvedGuardOptions } from './core.js';
 import { requestToken } from './pass-cookie.js';
 
@@ -36,6 +37,42 @@ export function toResponse(result: HttpResult): Response {
 export function toPageResponse(result: { status: number; headers: Record<string, string>; body: string }): Response {
   const empty = result.body === '' || result.status === 303;
   return new Response(empty ? null : result.body, { status: result.status, headers: result.headers });
+}
+
+/**
+ * The answer of `GET …/events` as a Web Response: a JSON refusal, or the member's stream as the
+ * body (each chunk enqueued at once; a cancelled body or an aborted request closes the stream).
+ */
+export function toEventResponse(opening: StreamOpening, signal: AbortSignal): Response {
+  if (opening.kind === 'respond') return toResponse(opening.result);
+  const { stream } = opening;
+  const encoder = new TextEncoder();
+  if (signal.aborted)
+    stream.close(); // the client hung up during the first look
+  else signal.addEventListener('abort', () => stream.close(), { once: true });
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        stream.attach({
+          write: (chunk) => {
+            try {
+              // A client that reads nothing is cut (it reconnects, or polls) rather than buffered for without end.
+              if ((controller.desiredSize ?? 0) < -MAX_UNREAD_BYTES) throw new Error('unread');
+              controller.enqueue(encoder.encode(chunk));
+            } catch {
+              stream.close(); // the body was closed under us, or its client reads nothing
+              controller.error(new Error('waitgate: the event stream was closed'));
+            }
+          },
+          end: () => controller.close(),
+        });
+      },
+      cancel: () => stream.close(),
+    },
+    // Counted in bytes: desiredSize is minus what the client has not read yet.
+    new ByteLengthQueuingStrategy({ highWaterMark: 0 }),
+  );
+  return new Response(body, { status: 200, headers: opening.headers });
 }
 
 /**

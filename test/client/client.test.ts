@@ -55,7 +55,8 @@ describe('waitForEntry', () => {
     const { queue, url } = await shop(0.05);
     await queue.enter('first');
     const positions: Position[] = [];
-    const waiting = waitForEntry({ url, headers: { 'x-member': 'alice' }, onPosition: (p) => positions.push(p) });
+    // Polling only (the event stream has its own tests: test/http/event-suite.ts).
+    const waiting = waitForEntry({ url, headers: { 'x-member': 'alice' }, stream: false, onPosition: (p) => positions.push(p) });
     await expect.poll(() => positions.length).toBeGreaterThan(2);
     expect(positions[0]).toMatchObject({ status: 'WAITING', rank: 1 });
     await queue.admit(); // admits both
@@ -69,7 +70,7 @@ describe('waitForEntry', () => {
     const { url, polls } = await shop(0.2);
     const controller = new AbortController();
     // random() = 1 is the top of the jitter: every wait is 0.2 s + 20% = 240 ms.
-    const waiting = waitForEntry({ url, headers: { 'x-member': 'alice' }, signal: controller.signal, random: () => 0.999999 });
+    const waiting = waitForEntry({ url, headers: { 'x-member': 'alice' }, stream: false, signal: controller.signal, random: () => 0.999999 });
     await new Promise((r) => setTimeout(r, 1300));
     controller.abort();
     await expect(waiting).rejects.toThrow();

@@ -23,7 +23,7 @@ export interface AppSetup {
   /** Called by the order handler with the entry it saw. */
   onOrder(entry: Entry | undefined): void;
   /** Extra queue-route options (the gate's: gate-suite.ts), spread into the routes' options. */
-  routes?: { gate?: Gate<unknown>; shadowSecret?: string };
+  routes?: { gate?: Gate<unknown>; shadowSecret?: string; maxStreams?: number };
 }
 
 /**

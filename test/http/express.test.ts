@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { queueRoutes, requireEntryToken } from '../../src/http/express.js';
 import { describeAdapter, memberOf, orderBehaviour, type AppFactory } from './adapter-suite.js';
+import { describeEventStream } from './event-suite.js';
 import { describeGate } from './gate-suite.js';
 
 const expressApp: AppFactory = async ({ queue, settle, onStoreUnavailable, onOrder, routes }) => {
@@ -32,3 +33,4 @@ const expressApp: AppFactory = async ({ queue, settle, onStoreUnavailable, onOrd
 
 describeAdapter('express', expressApp);
 describeGate('express', expressApp);
+describeEventStream('express', expressApp);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { queueRoutes, requireEntryToken } from '../../src/http/fastify.js';
 import { describeAdapter, memberOf, orderBehaviour, type AppFactory } from './adapter-suite.js';
+import { describeEventStream } from './event-suite.js';
 import { describeGate } from './gate-suite.js';
 
 const fastifyApp: AppFactory = async ({ queue, settle, onStoreUnavailable, onOrder, routes }) => {
@@ -39,3 +40,4 @@ describe('fastify: request.entry', () => {
     await app.close();
   });
 });
+describeEventStream('fastify', fastifyApp);

@@ -6,6 +6,7 @@ import { MemoryStore, WaitgateConfigError, WaitingQueue } from '../../src/index.
 import type { Entry } from '../../src/http/core.js';
 import { queueRoutes, withEntryToken } from '../../src/http/fetch.js';
 import { serveFetch } from '../support/serve-fetch.js';
+import { describeEventStream } from './event-suite.js';
 import { describeGate } from './gate-suite.js';
 import { describeAdapter, headersOf, memberOf, orderBehaviour, type AppSetup } from './adapter-suite.js';
 
@@ -153,3 +154,4 @@ describe('fetch: auto settle waits until the Response is finished', () => {
     expect(await response.json()).toEqual({ id: '9', tokenId: expect.any(String) });
   });
 });
+describeEventStream('fetch (over HTTP)', async (setup) => serveFetch(fetchApp(setup)));

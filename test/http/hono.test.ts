@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { queueRoutes, requireEntryToken } from '../../src/http/hono.js';
 import { serveFetch } from '../support/serve-fetch.js';
+import { describeEventStream } from './event-suite.js';
 import { describeGate } from './gate-suite.js';
 import { describeAdapter, headersOf, memberOf, orderBehaviour, type AppSetup } from './adapter-suite.js';
 
@@ -31,6 +32,7 @@ describeAdapter('hono (app.request)', async (setup) => {
 });
 describeAdapter('hono (over HTTP)', async (setup) => serveFetch(honoApp(setup).fetch));
 describeGate('hono (over HTTP)', async (setup) => serveFetch(honoApp(setup).fetch));
+describeEventStream('hono (over HTTP)', async (setup) => serveFetch(honoApp(setup).fetch));
 
 describe('hono: in the app', () => {
   type AppEnv = { Variables: { user?: { id: string } } };

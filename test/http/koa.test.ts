@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { queueRoutes, requireEntryToken } from '../../src/http/koa.js';
 import { describeAdapter, memberOf, orderBehaviour, type AppFactory } from './adapter-suite.js';
+import { describeEventStream } from './event-suite.js';
 import { describeGate } from './gate-suite.js';
 
 const koaApp: AppFactory = async ({ queue, settle, onStoreUnavailable, onOrder, routes }) => {
@@ -31,3 +32,4 @@ const koaApp: AppFactory = async ({ queue, settle, onStoreUnavailable, onOrder, 
 
 describeAdapter('koa', koaApp);
 describeGate('koa', koaApp);
+describeEventStream('koa', koaApp);

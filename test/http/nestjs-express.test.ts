@@ -20,6 +20,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitgateConfigError, WaitingQueue } from '../../src/index.js';
 import { Entry, RequireEntryToken, WaitgateHttpException, WaitgateModule, type WaitgateModuleOptions } from '../../src/http/nestjs.js';
 import { describeAdapter } from './adapter-suite.js';
+import { describeEventStream } from './event-suite.js';
 import { describeGate } from './gate-suite.js';
 import { decorateMethod, listen, nestAppFactory } from './nestjs-app.js';
 
@@ -28,6 +29,10 @@ describeAdapter(
   nestAppFactory(() => new ExpressAdapter()),
 );
 describeGate(
+  'nestjs (express)',
+  nestAppFactory(() => new ExpressAdapter()),
+);
+describeEventStream(
   'nestjs (express)',
   nestAppFactory(() => new ExpressAdapter()),
 );

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { WaitgateModule } from '../../src/http/nestjs.js';
 import { describeAdapter } from './adapter-suite.js';
+import { describeEventStream } from './event-suite.js';
 import { describeGate } from './gate-suite.js';
 import { listen, nestAppFactory } from './nestjs-app.js';
 
@@ -14,6 +15,10 @@ describeAdapter(
   nestAppFactory(() => new FastifyAdapter()),
 );
 describeGate(
+  'nestjs (fastify)',
+  nestAppFactory(() => new FastifyAdapter()),
+);
+describeEventStream(
   'nestjs (fastify)',
   nestAppFactory(() => new FastifyAdapter()),
 );

@@ -5,10 +5,12 @@ import { WaitgateConfigError } from '../../errors.js';
 import { roomOf, type Room } from '../../room/routes.js';
 import type { WaitingQueue } from '../../waiting-queue.js';
 import {
+  eventsRoute,
   normalizePrefix,
   parseGuardOptions,
   parseQueue,
   parseRoutesOptions,
+  type EventsRoute,
   type MemberIdResolver,
   type QueueRoutesOptions,
   type ResolvedRoutesOptions,
@@ -47,6 +49,8 @@ export interface WaitgateModuleOptions<Req = PlatformRequest> {
   shadowSecret?: string;
   /** The waiting page at `GET <routesPrefix>/room`, as in every adapter (docs/waiting-room.md); `false`: none. */
   page?: QueueRoutesOptions<Req>['page'];
+  /** Event streams (`GET <routesPrefix>/events`) this instance serves at once (default 10,000), as in every adapter. */
+  maxStreams?: number;
 }
 
 /** Options of `@RequireEntryToken()`: the guard options of the other adapters, less `memberId` (set once, in `forRoot`). */
@@ -61,6 +65,8 @@ export interface WaitgateModuleConfig {
   gate: ResolvedRoutesOptions<unknown>['gate'];
   /** The waiting page's routes; null with `page: false`. */
   room: Room | null;
+  /** The handler of `GET …/events`. */
+  events: EventsRoute;
 }
 
 /** One route's guard settings, checked and with their defaults. */
@@ -81,6 +87,7 @@ export function parseModuleOptions<Req>(options: WaitgateModuleOptions<Req>): Wa
     routesPrefix: parsePrefix(routesPrefix),
     gate: routes.gate,
     room: roomOf(q, routes),
+    events: eventsRoute(q, routes.maxStreams),
   };
 }
 

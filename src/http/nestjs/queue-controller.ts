@@ -2,8 +2,10 @@
 
 import { Controller, Delete, Get, Inject, Post, Req, Res, type Type } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { QUEUE_ROUTES, runQueueRoute, type QueueAction } from '../core.js';
+import type { ServerResponse } from 'node:http';
+import { EVENTS_PATH, QUEUE_ROUTES, runQueueRoute, type HttpResult, type QueueAction } from '../core.js';
 import { ROOM_ROUTES, type RoomAction } from '../../room/routes.js';
+import { streamToNode } from '../node-events.js';
 import { WAITGATE_CONFIG, type PlatformRequest, type WaitgateModuleConfig } from './options.js';
 
 const MAPPINGS = { POST: Post, GET: Get, DELETE: Delete } as const;
@@ -20,8 +22,8 @@ export function decorateMethod(prototype: object, name: string, ...decorators: M
 }
 
 /**
- * A controller at `routesPrefix` answering `POST enter`, `GET position` and `DELETE`
- * (leave) for the member `memberId(request)` returns, and `GET .well-known/jwks.json`. It writes each answer itself
+ * A controller at `routesPrefix` answering `POST enter`, `GET position`, `GET events` (Server-Sent
+ * Events) and `DELETE` (leave) for the member `memberId(request)` returns, and `GET .well-known/jwks.json`. It writes each answer itself
  * (status, headers, body) through Nest's HTTP adapter, on Express and Fastify alike, so
  * the answers are those of every waitgate adapter whatever interceptors or filters the
  * app adds: the polling client depends on them.
@@ -58,8 +60,25 @@ export function createQueueController(routesPrefix: string, withRoom: boolean): 
       adapter.reply(response, result.body, result.status);
     }
 
+    /** Nest's hook before the server closes: ends the streams, which would hold it open (clients reconnect elsewhere). */
+    beforeApplicationShutdown(): void {
+      this.config.events.endAll();
+    }
+
+    /** `GET events`: the member's event stream, written on Node's response (Fastify's reply hijacked first). */
+    async events(request: PlatformRequest, response: unknown): Promise<void> {
+      const opening = await this.config.events(() => this.config.memberId(request));
+      if (opening.kind === 'respond') return this.send(response, opening.result);
+      const reply = response as { raw?: ServerResponse; hijack?: () => void };
+      reply.hijack?.();
+      streamToNode(reply.raw ?? (response as ServerResponse), opening.headers, opening.stream);
+    }
+
     private async answer(action: QueueAction, request: PlatformRequest, response: unknown): Promise<void> {
-      const result = await runQueueRoute(this.config.queue, action, () => this.config.memberId(request), { gate: this.config.gate, req: request });
+      this.send(response, await runQueueRoute(this.config.queue, action, () => this.config.memberId(request), { gate: this.config.gate, req: request }));
+    }
+
+    private send(response: unknown, result: HttpResult): void {
       const adapter = this.adapterHost.httpAdapter;
       for (const [name, value] of Object.entries(result.headers)) adapter.setHeader(response, name, value);
       adapter.reply(response, result.body, result.status);
@@ -88,5 +107,8 @@ export function createQueueController(routesPrefix: string, withRoom: boolean): 
     Res()(prototype, name, 1);
     decorateMethod(prototype, name, MAPPINGS[route.method](route.path.replace(/^\//, '')));
   }
+  Req()(prototype, 'events', 0);
+  Res()(prototype, 'events', 1);
+  decorateMethod(prototype, 'events', Get(EVENTS_PATH.slice(1)));
   return WaitgateQueueController;
 }

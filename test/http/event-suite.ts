@@ -1,0 +1,197 @@
+// The event stream (GET <prefix>/events, SPEC §16) against every HTTP adapter, over real HTTP:
+// the same app as the adapter suite (adapter-suite.ts), queue routes under /queue, the member
+// from the x-member header. Every wait is bounded generously; nothing asserts speed.
+
+import { describe, expect, it } from 'vitest';
+import { waitForEntry } from '../../src/client/index.js';
+import { MemoryStore, WaitingQueue, type Position, type WaitingQueueOptions } from '../../src/index.js';
+import type { PresenceBatch } from '../../src/presence.js';
+import { openEvents, type OpenStream } from '../support/sse.js';
+import { storeWith } from '../support/store-with.js';
+import type { AppFactory } from './adapter-suite.js';
+
+const BOUND = { timeout: 30_000, interval: 50 };
+
+/** The first event after the position events (ready, or null if the stream ended without one). */
+async function untilReady(stream: OpenStream) {
+  let item = await stream.nextEvent();
+  while (item?.event === 'position') item = await stream.nextEvent();
+  return item;
+}
+
+export function describeEventStream(name: string, startApp: AppFactory): void {
+  async function setup(routes: { maxStreams?: number } = {}, queueOptions: Partial<WaitingQueueOptions> = {}) {
+    let now = Date.now();
+    /** Signs of life recorded in the store, with the store's time of each call. */
+    const touches: Array<{ at: number; seen: string[] }> = [];
+    const memory = new MemoryStore({ now: () => now });
+    const store = storeWith(memory, {
+      touch: (queue: string, batch: PresenceBatch) => {
+        touches.push({ at: now, seen: [...batch.seen] });
+        return memory.touch(queue, batch);
+      },
+    });
+    const queue = new WaitingQueue({ store, positionCache: true, ...queueOptions });
+    const app = await startApp({ queue, settle: 'auto', onOrder: () => undefined, routes });
+    if (!('url' in app)) throw new Error('the event suite runs over real HTTP');
+    const url = app.url;
+    const events = (member?: string) => openEvents(`${url}/queue/events`, member === undefined ? {} : { 'x-member': member });
+    const call = async (method: string, path: string, member: string) => (await fetch(url + path, { method, headers: { 'x-member': member } })).json() as Promise<Position>;
+    return { queue, app, url, events, call, touches, advance: (ms: number) => (now += ms) };
+  }
+
+  // Generous bounds: the suite runs beside the whole CI under load; nothing here measures speed.
+  describe(`event stream: ${name}`, { timeout: 90_000 }, () => {
+    it('sends a jittered retry, the position as GET /position answers it, then ready once after admit() (and ends)', async () => {
+      const { app, queue, events, call } = await setup();
+      try {
+        await call('POST', '/queue/enter', 'alice');
+        const alice = await events('alice');
+        try {
+          expect(alice.response.status).toBe(200);
+          expect(alice.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+          expect(alice.response.headers.get('cache-control')).toBe('no-store');
+          const retry = await alice.next();
+          expect(retry).toMatchObject({ kind: 'retry' });
+          expect((retry as { ms: number }).ms).toBeGreaterThanOrEqual(800); // 1 s polling interval, ±20%
+          expect((retry as { ms: number }).ms).toBeLessThanOrEqual(1200);
+          const first = await alice.nextEvent();
+          expect(first).toEqual({ event: 'position', data: await call('GET', '/queue/position', 'alice') });
+          expect(first!.data).toMatchObject({ status: 'WAITING', rank: 0 });
+          const [admission] = await queue.admit();
+          const ready = await alice.nextEvent();
+          expect(ready).toEqual({ event: 'ready', data: await call('GET', '/queue/position', 'alice') });
+          expect(ready!.data).toMatchObject({ status: 'READY', entryToken: admission!.entryToken });
+          expect(await alice.next()).toBeNull(); // ready once: the stream ends
+        } finally {
+          alice.close();
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('never misses a READY that comes while the stream opens', async () => {
+      const { app, queue, events, call } = await setup();
+      try {
+        for (const member of ['m0', 'm1', 'm2', 'm3']) await call('POST', '/queue/enter', member);
+        // Each admission races the opening of its member's stream.
+        const streams = await Promise.all([events('m0'), events('m1'), events('m2'), events('m3'), queue.admit()]);
+        for (const stream of streams.slice(0, 4) as OpenStream[]) {
+          try {
+            expect(await untilReady(stream)).toMatchObject({ event: 'ready', data: { status: 'READY' } });
+          } finally {
+            stream.close();
+          }
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('tells a member further back its new place after an admission step', async () => {
+      const { app, queue, events, call } = await setup({}, { admitRatePerSecond: 1, admitBurst: 1 });
+      try {
+        for (const member of ['a', 'b', 'c']) await call('POST', '/queue/enter', member);
+        const c = await events('c');
+        try {
+          expect(await c.nextEvent()).toMatchObject({ event: 'position', data: { rank: 2 } });
+          await queue.admit();
+          expect(await c.nextEvent()).toMatchObject({ event: 'position', data: { rank: 1 } });
+        } finally {
+          c.close();
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('answers 401 without a member, 400 for a bad member id, and 503 with Retry-After past maxStreams', async () => {
+      const { app, events, call } = await setup({ maxStreams: 1 });
+      try {
+        const none = await events();
+        expect(none.response.status).toBe(401);
+        expect(await none.response.json()).toMatchObject({ error: { code: 'UNAUTHENTICATED' } });
+        const bad = await events('x'.repeat(129));
+        expect(bad.response.status).toBe(400);
+        expect(await bad.response.json()).toMatchObject({ error: { code: 'INVALID_MEMBER_ID' } });
+        await call('POST', '/queue/enter', 'alice');
+        await call('POST', '/queue/enter', 'bob');
+        const alice = await events('alice');
+        expect(await alice.nextEvent()).toMatchObject({ event: 'position' });
+        const bob = await events('bob');
+        expect(bob.response.status).toBe(503);
+        expect(Number(bob.response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(await bob.response.json()).toMatchObject({ error: { code: 'TOO_MANY_STREAMS' } });
+        alice.close(); // the client hangs up: its place among the streams is freed
+        await expect
+          .poll(async () => {
+            const again = await events('bob');
+            again.close();
+            return again.response.status;
+          }, BOUND)
+          .toBe(200);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('keeps a member with an open stream and no polls present (abandonment), while a silent one is dropped', async () => {
+      const { app, queue, events, call, touches, advance } = await setup();
+      try {
+        await call('POST', '/queue/enter', 'silent');
+        await call('POST', '/queue/enter', 'streaming');
+        const stream = await events('streaming');
+        try {
+          expect(await stream.nextEvent()).toMatchObject({ event: 'position', data: { rank: 1 } });
+          const later = advance(200_000); // 200 s of the store's clock: neither polls
+          await expect.poll(() => touches.some((t) => t.at >= later && t.seen.includes('streaming')), BOUND).toBe(true);
+          advance(200_000); // 400 s in all: past abandonAfterSeconds (300) since the silent one's last sign of life
+          const dropped: string[] = [];
+          queue.on('abandoned', (members) => dropped.push(...members.map((m) => m.memberId)));
+          const admitted: string[] = [];
+          for (let step = 0; step < 10 && admitted.length === 0; step++) admitted.push(...(await queue.admit()).map((a) => a.memberId));
+          expect(admitted).toEqual(['streaming']);
+          expect(dropped).toEqual(['silent']);
+          expect(await untilReady(stream)).toMatchObject({ event: 'ready', data: { status: 'READY' } });
+        } finally {
+          stream.close();
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('waitgate/client follows the stream when offered, and polls with the same result when it is refused', async () => {
+      for (const maxStreams of [10, 0]) {
+        const { app, queue, url } = await setup({ maxStreams });
+        try {
+          const asked: string[] = [];
+          const positions: Position[] = [];
+          const waiting = waitForEntry({
+            url: `${url}/queue`,
+            headers: { 'x-member': 'alice' },
+            onPosition: (p) => positions.push(p),
+            fetch: (input, init) => {
+              asked.push(new URL(String(input)).pathname);
+              return fetch(input, init);
+            },
+          });
+          await expect.poll(() => asked.length, BOUND).toBeGreaterThanOrEqual(2); // entered, then the stream (or the first poll)
+          const [admission] = await queue.admit();
+          const grant = await waiting;
+          expect(grant).toMatchObject({ entryToken: admission!.entryToken, position: { status: 'READY', entryToken: admission!.entryToken } });
+          expect(positions.at(-1)).toEqual(grant.position);
+          if (maxStreams > 0) expect(asked).toEqual(['/queue/enter', '/queue/events']);
+          else {
+            expect(asked.slice(0, 2)).toEqual(['/queue/enter', '/queue/events']);
+            expect(asked.slice(2).every((path) => path === '/queue/position')).toBe(true);
+            expect(asked.length).toBeGreaterThan(2);
+          }
+        } finally {
+          await app.close();
+        }
+      }
+    });
+  });
+}
