@@ -19,7 +19,6 @@ import { MemoryStore, WaitingQueue } from '../../src/index.js';
 import { queueRoutes, requireEntryToken } from '../../src/http/express.js';
 import { powGate } from '../../src/gate/index.js';
 import { launchChromium } from '../support/chromium.js';
-import { waitingPosition } from '../support/positions.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -47,13 +46,9 @@ beforeAll(async () => {
   app.use((_req, res, next) => void (res.set('content-security-policy', CSP), next()));
   // The states hold still (a slow refresh without JavaScript, so axe reads a page that stays); the rest moves.
   for (const name of ['waiting', 'paused', 'countdown', 'closed', 'ready']) mount(app, name, 60);
-  for (const name of ['live', 'stream']) mount(app, name, 0.5);
+  mount(app, 'live', 0.5, { maxStreams: 0 }); // every stream refused (503): the page polls
+  mount(app, 'stream', 60); // a minute between polls: a change within seconds came by the stream
   mount(app, 'gated', 0.5, { gate: powGate({ hmacKey: 'e2e-room-hmac-key-0123456789', difficulty: 2000 }) });
-  // A stand-in for the event stream (another module's): one `position` event, then silence.
-  app.get('/q/stream/events', (_req, res) => {
-    res.set({ 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
-    res.write(`event: position\ndata: ${JSON.stringify(STREAMED)}\n\n`);
-  });
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -65,8 +60,6 @@ afterAll(async () => {
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
-
-const STREAMED = waitingPosition({ rank: 41, currentTotalWaitingCount: 90, estimatedWaitSeconds: 300, pollingIntervalSeconds: 0.5 });
 
 async function visit(queue: string, member: string, options: { lang: string; js: boolean }): Promise<{ page: Page; context: BrowserContext }> {
   const context = await browser.newContext({ javaScriptEnabled: options.js, viewport: { width: 720, height: 760 }, locale: options.lang });
@@ -172,7 +165,7 @@ describe('the waiting page in Chromium', () => {
     await expect.poll(() => slot(page, 'place-line')).toBe('You are number 2 in line');
     expect(await queue.state('dana')).toBe('WAITING'); // the script entered through POST <prefix>/enter
     await queue.setControls({ mode: 'paused', message: 'Back soon' });
-    await expect.poll(() => visible(page, '.waitgate-notice')).toBe(true); // polled: /q/live/events does not exist
+    await expect.poll(() => visible(page, '.waitgate-notice')).toBe(true); // polled: the event stream was refused
     await expect.poll(() => page.locator('#waitgate-announce').innerText()).toBe('The sale is paused. Back soon');
     await queue.setControls({ mode: 'open', message: null });
     await queue.admit();
@@ -190,9 +183,15 @@ describe('the waiting page in Chromium', () => {
   });
 
   it('follows the event stream while it is open', async () => {
+    const queue = queues.get('stream')!;
+    for (let i = 0; i < 41; i++) await queue.enter(`ahead-${i}`);
     const { page, context } = await visit('stream', 'erin', { lang: 'en', js: true });
     await expect.poll(() => slot(page, 'place-line')).toBe('You are number 42 in line');
-    expect(await slot(page, 'wait')).toBe('about 5 minutes');
+    // Polls are a minute apart here: the new place within the poll's bound comes by the stream.
+    await queue.leave('ahead-0');
+    await queue.leave('ahead-1');
+    await queue.admit();
+    await expect.poll(() => slot(page, 'place-line'), { timeout: 20_000 }).toBe('You are number 39 in line');
     await context.close();
   });
 
