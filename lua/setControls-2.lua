@@ -13,7 +13,7 @@
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2] a fresh draw seed (64 hex digits), used only if this call starts a draw
   ARGV[3] that seed's SHA-256 (hex), the commitment published before opening
-  ARGV[4..] the patch, as field/value pairs over cm cx cr cb ca co cs sk sm; the value ''
+  ARGV[4..] the patch, as field/value pairs over cm cx cr cb ca co cs sk sm cn; the value ''
             clears cx (no message), co (open now), sk (no stock) and sm (the default
             sold-out message); ca -1 is "no cap". Stock set to 0 closes the queue with
             the sold-out message (lua/includes/stock.lua), as the last consume does.
@@ -29,7 +29,7 @@
 
 local CONTROLS_OK, CONTROLS_REFUSED = 1, 0
 local expected, seed, commitment = ARGV[1], ARGV[2], ARGV[3]
-local PATCHABLE = { cm = true, cx = true, cr = true, cb = true, ca = true, co = true, cs = true, sk = true, sm = true }
+local PATCHABLE = { cm = true, cx = true, cr = true, cb = true, ca = true, co = true, cs = true, sk = true, sm = true, cn = true }
 if not (expected and seed and #seed == 64 and commitment and #commitment == 64 and #ARGV % 2 == 1) then
   return redis.error_reply('ERR waitgate: bad setControls arguments')
 end
@@ -40,7 +40,7 @@ local now = nowMs()
 local gen = checkGeneration(KEYS[2], expected)
 if not gen then return { STATE_LOST } end
 
-local FIELDS = { 'cm', 'cx', 'cr', 'cb', 'ca', 'co', 'cs', 'cd', 'cc', 'cv', 'pb', 'sb', 'sk', 'sm', 'sa', 'seq' }
+local FIELDS = { 'cm', 'cx', 'cr', 'cb', 'ca', 'co', 'cs', 'cd', 'cc', 'cv', 'pb', 'sb', 'sk', 'sm', 'sa', 'cn', 'seq' }
 local values = redis.call('HMGET', KEYS[2], unpack(FIELDS))
 local current = {}
 for i, f in ipairs(FIELDS) do current[f] = values[i] end

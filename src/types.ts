@@ -167,6 +167,8 @@ export interface ControlsPatch {
   stock?: number | null;
   /** The message of the queue once stock runs out; null: back to the default, "Sold out". */
   soldOutMessage?: string | null;
+  /** The safety net for every instance (instant entry while nobody waits and the rate allows); overrides the `safetyNet` option. */
+  safetyNet?: boolean;
 }
 
 /** The `limits` option of {@link WaitingQueueOptions}: guardrails on what `setControls` may set, whoever sends it. */

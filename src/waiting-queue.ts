@@ -12,6 +12,7 @@ import { buildPosition } from './position.js';
 import { queueStats } from './queue-figures.js';
 import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
 import { presenceHeadOf } from './rates.js';
+import { entersWithToken, safetyNetRequest } from './safety-net.js';
 import type { ControlsView, MemberSnapshot, Store } from './store/store.js';
 import type { Admission, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
 import { withShadowed } from './shadowed.js';
@@ -48,8 +49,6 @@ export class WaitingQueue {
   readonly #calls: StoreCalls;
   readonly #cache: PositionCache | null;
   readonly #steps: AdmissionSteps;
-  /** The queue was in passthrough at the last answer: a new member's enter carries a token. */
-  #passthrough = false;
   /**
    * The controls of the last answer: only a hint of the presence head sent with an enter;
    * what the answer carries decides (see #enter). Every figure is computed from the
@@ -100,7 +99,7 @@ export class WaitingQueue {
   async enter(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
     const hintedHead = presenceHeadOf(this.#config, this.#lastControls);
-    let snapshot = await this.#enter(id, this.#passthrough, hintedHead);
+    let snapshot = await this.#enter(id, entersWithToken(this.#config, this.#lastControls), hintedHead);
     // Passthrough began since this instance last looked: again, with a token to issue at once.
     if (snapshot.needsToken) snapshot = await this.#enter(id, true, hintedHead);
     if (snapshot.joined) {
@@ -126,10 +125,11 @@ export class WaitingQueue {
     return signedPosition(this.#config.signer, this.#position(snapshot), id);
   }
 
-  /** One enter call, with a fresh token for passthrough when `withToken`. */
+  /** One enter call, with a fresh token for passthrough or the safety net when `withToken`. */
   #enter(id: string, withToken: boolean, presenceHead: number | undefined): Promise<MemberSnapshot> {
     const notAfter = performance.now() + this.#config.operationTimeoutMs;
-    const options = withToken ? { notAfter, presenceHead, token: newEntryToken(), tokenTtlMs: this.#config.entryTokenTtlMs } : { notAfter, presenceHead };
+    const c = this.#config;
+    const options = withToken ? { notAfter, presenceHead, token: newEntryToken(), tokenTtlMs: c.entryTokenTtlMs, safetyNet: safetyNetRequest(c) } : { notAfter, presenceHead };
     return this.#calls.call('enter', (s) => s.enter(this.name, id, options));
   }
 
@@ -376,7 +376,6 @@ export class WaitingQueue {
   /** The public Position of a snapshot; a poll answered (`polled`: the member) is a sign of life. */
   #position(snapshot: MemberSnapshot, polled?: string): Position {
     if (snapshot.controls) {
-      this.#passthrough = snapshot.controls.mode === 'passthrough';
       this.#lastControls = snapshot.controls;
     }
     if (polled !== undefined)

@@ -35,7 +35,14 @@ export function setPatch(values: Values, command: string): ControlsPatch {
   if (typeof values.burst === 'string') patch.admitBurst = parseNumber('burst', values.burst, command);
   const maxActive = values['max-active'];
   if (typeof maxActive === 'string') patch.maxActive = maxActive.trim().toLowerCase() === 'none' ? null : parseNumber('max-active', maxActive, command);
-  if (Object.keys(patch).length === 0) throw new UsageError('nothing to set: give --rate, --burst, --max-active or --message', command);
+  const net = values['safety-net'];
+  if (typeof net === 'string') {
+    const on = net.trim().toLowerCase();
+    if (on !== 'on' && on !== 'off') throw new UsageError(`--safety-net: give on or off, not '${net}'`, command);
+    patch.safetyNet = on === 'on';
+  }
+  if (typeof values.stock === 'string') patch.stock = values.stock.trim().toLowerCase() === 'none' ? null : parseNumber('stock', values.stock, command);
+  if (Object.keys(patch).length === 0) throw new UsageError('nothing to set: give --rate, --burst, --max-active, --safety-net, --stock or --message', command);
   return parseControlsPatch(patch);
 }
 

@@ -114,8 +114,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   ),
   {
     name: 'set',
-    summary: 'change the rate, burst, max active or message',
-    usage: '--queue <name> [--rate <n|auto>] [--burst <n>] [--max-active <n|none>] [--message <text> | --no-message]',
+    summary: 'change the rate, burst, max active, safety net, stock or message',
+    usage: '--queue <name> [--rate <n|auto>] [--burst <n>] [--max-active <n|none>] [--safety-net <on|off>] [--stock <n|none>] [--message <text> | --no-message]',
     details: [
       'Writes only the fields given (at least one), validated as setControls validates them, then prints the controls in force. Every app instance applies them on its next call.',
     ],
@@ -127,11 +127,13 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
       burst: { type: 'string', value: 'n', description: 'the most one admission step can admit (1-10000)' },
       'max-active': { type: 'string', value: 'n|none', description: 'the most members holding a token at once; none: no cap' },
+      'safety-net': { type: 'string', value: 'on|off', description: 'instant entry while nobody waits and the rate and cap allow (the line forms only beyond them)' },
+      stock: { type: 'string', value: 'n|none', description: 'units left to sell: at 0 the queue closes with the sold-out message; none: no stock' },
       ...MESSAGE_FLAGS,
       ...CREATE_FLAG,
     },
     args: { min: 0, max: 0 },
-    examples: ['waitgate set --queue orders --rate 20 --max-active 400', 'waitgate set --queue orders --max-active none'],
+    examples: ['waitgate set --queue orders --rate 20 --max-active 400', 'waitgate set --queue orders --max-active none', 'waitgate set --queue orders --safety-net on --stock 100'],
   },
   {
     name: 'schedule',

@@ -18,5 +18,6 @@ export function encodeControlsPatch(p: ControlsPatch): Array<string | number> {
   put('cs', p.shuffle === undefined ? undefined : p.shuffle ? '1' : '0');
   put('sk', p.stock === null ? '' : p.stock);
   put('sm', p.soldOutMessage === null ? '' : p.soldOutMessage);
+  put('cn', p.safetyNet === undefined ? undefined : p.safetyNet ? '1' : '0');
   return pairs;
 }

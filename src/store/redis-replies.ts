@@ -45,7 +45,10 @@ const modeOf = (v: Value): QueueMode | null => {
   return mode !== null && (MODES as readonly string[]).includes(mode) ? (mode as QueueMode) : null;
 };
 
-/** The values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr cb ar sk sa), starting at `at`. */
+/** A stored flag: '1' true, '0' false, absent null (never set). */
+const flagOf = (v: Value): boolean | null => (str(v) === '1' ? true : str(v) === '0' ? false : null);
+
+/** The values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr cb ar sk sa cn), starting at `at`. */
 function decodeControlsView(r: Reply, at: number): ControlsView {
   return {
     mode: modeOf(r[at]) ?? 'open',
@@ -58,10 +61,11 @@ function decodeControlsView(r: Reply, at: number): ControlsView {
     adaptiveRate: num(r[at + 7]),
     stockLeft: num(r[at + 8]),
     stockAvailable: num(r[at + 9]),
+    safetyNet: flagOf(r[at + 10]),
   };
 }
 
-const CONTROLS_LENGTH = 10;
+const CONTROLS_LENGTH = 11;
 
 /** lua/includes/controls.lua: codes of enter replies that are not a position. */
 const QUEUE_CLOSED = -2;
@@ -345,7 +349,7 @@ export function decodeClaim(r: Reply): ClaimResult {
   throw new Error(`claimToken replied with an unknown status ${String(r[0])}`);
 }
 
-/** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation, ar, sk, sm }. */
+/** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation, ar, sk, sm, cn }. */
 export function decodeControls(r: Reply): { controls: StoredControls; generation: Value } {
   const maxActive = num(r[5]);
   return {
@@ -365,6 +369,7 @@ export function decodeControls(r: Reply): { controls: StoredControls; generation
       adaptiveRate: num(r[12]),
       stock: num(r[13]),
       soldOutMessage: str(r[14]),
+      safetyNet: flagOf(r[15]),
     },
   };
 }

@@ -26,6 +26,8 @@ export interface ControlsView {
   stockLeft?: number | null;
   /** Stock left minus the tokens in play at the last admission step or consume: the ranks below it are likely served. */
   stockAvailable?: number | null;
+  /** The safety net as set through the controls; null (or absent, for custom stores) when unset: the instance's option applies. */
+  safetyNet?: boolean | null;
 }
 
 /** The controls as stored: null where a field was never set (maxActive: undefined never set, null no cap). */
@@ -43,6 +45,8 @@ export interface StoredControls {
   stock?: number | null;
   /** The sold-out message set; null: the default. Optional for custom stores. */
   soldOutMessage?: string | null;
+  /** The safety net set through the controls; null when unset (the instances' option applies). Optional for custom stores. */
+  safetyNet?: boolean | null;
   version: number;
   /** The store's clock, epoch ms. */
   now: number;
@@ -362,6 +366,23 @@ export interface EnterOptions {
   token?: string;
   /** That token's TTL, ms. */
   tokenTtlMs?: number;
+  /**
+   * The caller's safety net (sent with `token`): its option and the rate, burst and cap it
+   * admits with where the controls set none. The store lets a new member in at once with
+   * `token` while nobody waits and these allow; the control `safetyNet` overrides `option`.
+   */
+  safetyNet?: SafetyNetRequest;
   /** A waiting member whose rank is below this has its enter recorded as a sign of life (abandonAfterSeconds). */
   presenceHead?: number;
+}
+
+/** {@link EnterOptions.safetyNet}: what the store needs to judge an instant entry. */
+export interface SafetyNetRequest {
+  /** The caller's `safetyNet` option, in force while the controls set none. */
+  option: boolean;
+  ratePerSecond: number;
+  /** null: the burst follows the rate in force. */
+  burst: number | null;
+  /** null: no cap. */
+  maxActive: number | null;
 }

@@ -22,9 +22,10 @@ export function setControls(q: QueueState, now: number, request: ControlsRequest
   if (p.shuffle !== undefined) next.shuffle = p.shuffle;
   if (p.stock !== undefined) next.stock = p.stock ?? undefined;
   if (p.soldOutMessage !== undefined) next.soldOutMessage = p.soldOutMessage ?? undefined;
+  if (p.safetyNet !== undefined) next.safetyNet = p.safetyNet;
 
   // A patch that changes nothing is answered as applied (a re-sent call), writing nothing.
-  const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle', 'stock', 'soldOutMessage'] as const;
+  const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle', 'stock', 'soldOutMessage', 'safetyNet'] as const;
   if (fields.every((f) => next[f] === current[f])) return { version: current.version };
   // What only the store can judge (mirrors lua/setControls-2.lua).
   const pendingBefore = beforeOpening(current, now);
@@ -83,6 +84,7 @@ export function storedControls(q: QueueState, now: number): StoredControls {
     drawCommitment: c.commitment ?? null,
     stock: c.stock ?? null,
     soldOutMessage: c.soldOutMessage ?? null,
+    safetyNet: c.safetyNet ?? null,
     version: c.version,
     adaptiveRate: q.adaptive?.rate ?? null,
   };
