@@ -2,7 +2,7 @@
 // exchanges with WaitingQueue. Exported for custom stores; users of WaitingQueue
 // see only the results in types.ts.
 
-import type { ControlsPatch, MemberInspection, PositionStatus, QueueMode, QueueTotals, WaitSlot } from '../types.js';
+import type { ControlLimits, ControlsLogEntry, ControlsPatch, MemberInspection, PositionStatus, QueueMode, QueueTotals, WaitSlot } from '../types.js';
 
 /**
  * The controls a position shows, as the store read them with it. Optional in
@@ -47,6 +47,8 @@ export interface StoredControls {
   soldOutMessage?: string | null;
   /** The safety net set through the controls; null when unset (the instances' option applies). Optional for custom stores. */
   safetyNet?: boolean | null;
+  /** The limits kept with the controls (a queue with `limits` wrote them); {} for none. Optional for custom stores. */
+  limits?: ControlLimits;
   version: number;
   /** The store's clock, epoch ms. */
   now: number;
@@ -61,6 +63,10 @@ export interface ControlsRequest {
   seed: string;
   /** SHA-256 of the seed's bytes, hex. */
   commitment: string;
+  /** Who makes the change, recorded in the controls log; absent: null. Optional for custom stores. */
+  actor?: string;
+  /** The caller's `limits`, kept with the controls for every writer (absent: those kept stay); a patch beyond the limits in force is refused. */
+  limits?: ControlLimits;
 }
 
 /** Recent admissions, kept by the store as two fixed windows read as a sliding one. */
@@ -331,6 +337,8 @@ export interface Store {
   setControls?(queue: string, request: ControlsRequest): Promise<{ version: number }>;
   /** Optional: the controls as stored. */
   controls?(queue: string): Promise<StoredControls>;
+  /** Optional: the last `limit` changes of the controls, newest first (the audit trail, capped at CONTROLS_LOG_CAP). */
+  controlsLog?(queue: string, limit: number): Promise<ControlsLogEntry[]>;
   /**
    * Optional: what an instance answered lately (at most 1,000 ids a call): `seen`,
    * waiting members near the head (their last-seen time is set, if they still wait);

@@ -1,8 +1,9 @@
 // The always-on contract (SPEC §18): the safety net and the audit trail, one suite run
 // unchanged against MemoryStore and RedisStore.
 
-import { describe, expect, it } from 'vitest';
-import { WaitingQueue, type Store, type WaitingQueueOptions } from '../../src/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { WaitgateConfigError, WaitingQueue, type Store, type WaitingQueueOptions } from '../../src/index.js';
+import { CONTROLS_LOG_CAP } from '../../src/controls-log.js';
 import type { EnterOptions, MemberSnapshot } from '../../src/store/store.js';
 import type { StoreHarness } from './store-contract.js';
 import { storeWith } from '../support/store-with.js';
@@ -46,13 +47,14 @@ export function describeAlwaysOnContract(label: string, harness: StoreHarness): 
     });
 
     it('the line forms at the edge of the bucket and drains back to instant entry', async () => {
-      const { queue } = await setup();
+      const { queue, elapse } = await setup();
       const statuses = [];
       for (const m of ['a', 'b', 'c', 'd', 'e']) statuses.push((await queue.enter(m)).status);
       // The burst of 3 lets three in at once; the rest wait, in order.
       expect(statuses).toEqual(['READY', 'READY', 'READY', 'WAITING', 'WAITING']);
       expect(await queue.position('e')).toMatchObject({ status: 'WAITING', rank: 1 });
       await queue.setControls({ admitRatePerSecond: 1000, admitBurst: 10 });
+      await elapse(50); // the bucket refills at the new rate
       expect((await queue.admit()).map((a) => a.memberId)).toEqual(['d', 'e']);
       expect((await queue.enter('f')).status).toBe('READY');
     });
@@ -98,6 +100,58 @@ export function describeAlwaysOnContract(label: string, harness: StoreHarness): 
       const scoreOf = new Map(waited.map((h) => [h.memberId, h.snapshot.score!]));
       const served = admitted.filter((m) => scoreOf.has(m)).map((m) => scoreOf.get(m)!);
       expect(served).toEqual([...served].sort((x, y) => x - y));
+    });
+    it('the log records every change with its actor, patch and version, newest first, the draw commitment included', async () => {
+      const { queue } = await setup();
+      await queue.setControls({ mode: 'paused', message: 'Back soon' }, { actor: 'alice' });
+      await queue.setControls({ admitRatePerSecond: 5 });
+      await queue.setControls({ admitRatePerSecond: 5 }, { actor: 'carol' }); // changes nothing: not a change
+      const now = Date.now();
+      const scheduled = await queue.setControls({ opensAt: now + 3_600_000, shuffle: true }, { actor: 'bob' });
+      const log = await queue.controlsLog();
+      expect(log).toEqual([
+        { at: expect.any(Number), actor: 'bob', patch: { opensAt: now + 3_600_000, shuffle: true }, version: 3, drawCommitment: scheduled.drawCommitment },
+        { at: expect.any(Number), actor: null, patch: { admitRatePerSecond: 5 }, version: 2 },
+        { at: expect.any(Number), actor: 'alice', patch: { mode: 'paused', message: 'Back soon' }, version: 1 },
+      ]);
+      expect(log[0]!.at).toBeGreaterThanOrEqual(log[2]!.at);
+      expect(await queue.controlsLog({ limit: 1 })).toHaveLength(1);
+      await expect(queue.controlsLog({ limit: 0 })).rejects.toBeInstanceOf(WaitgateConfigError);
+      await expect(queue.setControls({ mode: 'open' }, { actor: '' })).rejects.toBeInstanceOf(WaitgateConfigError);
+    });
+
+    it('the log stays capped, and a sale that sells out records its own closing', async () => {
+      const { queue } = await setup();
+      for (let i = 0; i < CONTROLS_LOG_CAP + 5; i++) await queue.setControls({ message: `m${i}` }, { actor: 'ops' });
+      const log = await queue.controlsLog({ limit: CONTROLS_LOG_CAP });
+      expect(log).toHaveLength(CONTROLS_LOG_CAP);
+      const version = (await queue.controls()).version;
+      expect(log[0]!.version).toBe(version);
+      expect(log.at(-1)!.version).toBe(version - CONTROLS_LOG_CAP + 1);
+      await queue.setControls({ stock: 1, mode: 'open' });
+      const a = await queue.enter('buyer');
+      expect(a.status).toBe('READY');
+      expect(await queue.consume(await queue.claim('buyer', a.entryToken))).toBe(true);
+      const [closing] = await queue.controlsLog({ limit: 1 });
+      expect(closing).toMatchObject({ actor: 'waitgate:stock', patch: { mode: 'closed', message: 'Sold out' }, version: (await queue.controls()).version });
+    });
+
+    it('a queue with limits keeps them in the store: a writer without them is refused, nothing written', async () => {
+      const { make } = await setup();
+      const guarded = make({ limits: { maxRatePerSecond: 100, maxActive: 50 } });
+      const other = make(); // as the command or another app: no limits of its own
+      // The limits are written as the guarded queue starts: keeping them is not a change.
+      expect(await guarded.controlsLog()).toEqual([]);
+      await vi.waitFor(async () => {
+        const error = await other.setControls({ admitRatePerSecond: 101 }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(WaitgateConfigError);
+        expect((error as WaitgateConfigError).message).toContain('admitRatePerSecond');
+      });
+      await expect(other.setControls({ maxActive: null })).rejects.toThrow(/maxActive/);
+      await expect(other.setControls({ maxActive: 51, mode: 'paused' })).rejects.toThrow(/maxActive/);
+      expect(await other.controls()).toMatchObject({ version: 0, mode: 'open' });
+      expect(await other.controlsLog()).toEqual([]);
+      expect(await other.setControls({ admitRatePerSecond: 100, maxActive: 50 }, { actor: 'ops' })).toMatchObject({ version: 1 });
     });
   });
 }
