@@ -1,6 +1,7 @@
 // Flag values → a controls patch holding only the fields the operator gave, validated by
 // the library's own setControls validation before anything is sent.
 
+import { userInfo } from 'node:os';
 import { parseControlsPatch, type ControlsPatch, type QueueMode } from '../controls.js';
 import type { Values } from './args.js';
 import { UsageError } from './errors.js';
@@ -73,4 +74,14 @@ export function schedulePatch(values: Values, command: string): ControlsPatch {
   if (values.shuffle === true) patch.shuffle = true;
   if (values['no-shuffle'] === true) patch.shuffle = false;
   return parseControlsPatch(patch);
+}
+
+/** Who makes a change, for the controls log: --actor, else the OS user (null when it has none). */
+export function actorOf(values: Values): string | undefined {
+  if (typeof values.actor === 'string' && values.actor.trim() !== '') return values.actor.trim();
+  try {
+    return userInfo().username || undefined;
+  } catch {
+    return undefined; // no user entry (a container's numeric uid)
+  }
 }

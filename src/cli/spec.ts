@@ -12,7 +12,7 @@ export interface FlagSpec {
 
 export type Flags = Record<string, FlagSpec>;
 
-export type CommandName = 'status' | 'watch' | 'pause' | 'resume' | 'close' | 'passthrough' | 'set' | 'schedule' | 'inspect' | 'draw';
+export type CommandName = 'status' | 'watch' | 'pause' | 'resume' | 'close' | 'passthrough' | 'set' | 'schedule' | 'inspect' | 'draw' | 'log';
 
 export interface CommandSpec {
   name: CommandName;
@@ -37,13 +37,14 @@ export const GLOBAL_FLAGS: Flags = {
   help: { type: 'boolean', short: 'h', description: 'show help (also: waitgate <command> --help)' },
 };
 
-/** Every command that writes the controls takes it. */
+/** Every command that writes the controls takes them. */
 const CREATE_FLAG: Flags = {
   create: {
     type: 'boolean',
     description:
       'write to a queue that has no state yet (set up before anyone entered); without it such a write is refused, as --queue or --prefix may be a typo',
   },
+  actor: { type: 'string', value: 'name', description: 'who makes the change, recorded in the controls log (default: the OS user)' },
 };
 
 const MESSAGE_FLAGS: Flags = {
@@ -158,6 +159,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       'waitgate schedule --queue orders --opens-at 1798106400000',
       'waitgate schedule --queue orders --cancel',
     ],
+  },
+  {
+    name: 'log',
+    summary: 'the audit trail: who changed the controls, when, and how',
+    usage: '--queue <name> [--limit <n>] [--json]',
+    details: [
+      'Prints the last changes of the controls, newest first: the time (Redis), the actor, the version after the change and the patch. Every write (the library, the dashboard, this command) is recorded, with the commitment of a draw it started; a sale that sold out records its own closing (actor waitgate:stock). The store keeps the last 1,000.',
+    ],
+    flags: { limit: { type: 'string', value: 'n', description: 'how many changes (1-1000, default 50)' } },
+    args: { min: 0, max: 0 },
+    examples: ['waitgate log --queue orders', 'waitgate log --queue orders --limit 5 --json'],
   },
   {
     name: 'inspect',
