@@ -116,15 +116,15 @@ describe('against Redis', { timeout: 20_000 }, () => {
     expect(status.stats.admittedPerSecond).toBeCloseTo(stats.admittedPerSecond, 0);
     expect(status.stats).toMatchObject({ waiting: 3, active: 3, totals: { entered: 6, admitted: 3 } });
     // Never set through the controls: the instances' own options, which the command cannot know.
-    expect(status.controls.unset).toEqual(['admitRatePerSecond', 'admitBurst', 'maxActive']);
-    expect(status.controls).toMatchObject({ admitRatePerSecond: null, admitBurst: null, maxActive: null });
-    const { admitRatePerSecond: _r, admitBurst: _b, maxActive: _m, ...rest } = await queue.controls();
+    expect(status.controls.unset).toEqual(['admitRatePerSecond', 'admitBurst', 'maxActive', 'safetyNet']);
+    expect(status.controls).toMatchObject({ admitRatePerSecond: null, admitBurst: null, maxActive: null, safetyNet: null });
+    const { admitRatePerSecond: _r, admitBurst: _b, maxActive: _m, safetyNet: _n, ...rest } = await queue.controls();
     expect(status.controls).toMatchObject(rest);
     const text = await cli(['status', '--queue', queue.name]);
     expect(text.stdout).toMatch(/^rate\s+instances' option$/m);
     expect(text.stdout).not.toContain('7/s'); // the app's option is not the command's to show
 
-    await queue.setControls({ admitRatePerSecond: 9, admitBurst: 4, maxActive: 5 });
+    await queue.setControls({ admitRatePerSecond: 9, admitBurst: 4, maxActive: 5, safetyNet: false });
     const after = json<{ controls: QueueControls & { unset: string[] } }>(await cli(['status', '--queue', queue.name, '--json']));
     const { unset, ...controls } = after.controls;
     expect(unset).toEqual([]);
