@@ -14,12 +14,24 @@ function showPosition(position) {
   if (ranked) $('[data-testid="rank-number"]').textContent = String(position.rank + 1);
   $('[data-testid="ahead"]').textContent = ranked ? String(position.rank) : 'not drawn yet';
   $('[data-testid="wait"]').textContent = waitText(position);
+  showOdds(position);
   $('[data-testid="total"]').textContent = String(position.currentTotalWaitingCount);
   const progress = ranked && firstRank !== null ? Math.max(0, Math.round(100 * (1 - position.rank / (firstRank + 1)))) : 0;
   $('.progress').setAttribute('aria-valuenow', String(progress));
   $('.bar').style.width = `${progress}%`;
   showNotice(position);
   showOpening(position.opensAt);
+}
+
+// The stock left, and whether it likely covers everyone ahead and this shopper (null without stock).
+function showOdds({ stockLeft, likelyServed }) {
+  const odds = $('#odds');
+  odds.hidden = typeof likelyServed !== 'boolean';
+  if (odds.hidden) return;
+  odds.dataset.likely = String(likelyServed);
+  odds.textContent = likelyServed
+    ? `${stockLeft} pairs left: enough for everyone ahead of you, and you.`
+    : `${stockLeft} pairs left: they will likely be gone before your turn. You keep your place in case some come back.`;
 }
 
 function waitText(position) {
