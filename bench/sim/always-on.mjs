@@ -70,7 +70,7 @@ async function stock(client, { members, units }) {
         if (admitted.length === 0 && (await q.controls()).mode === 'closed') break;
         idle = admitted.length === 0 ? idle + 1 : 0;
         const now = Date.now();
-        for (const a of admitted) admittedAt.push(now);
+        admittedAt.push(...admitted.map(() => now));
         const results = await Promise.all(admitted.map((a) => buy(q, a.memberId, a.entryToken)));
         sold += results.filter(Boolean).length;
         await sleep(admitted.length === 0 ? 20 : 5);

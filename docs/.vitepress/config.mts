@@ -45,6 +45,7 @@ export default defineConfig({
           { text: 'Polling client', link: '/client' },
           { text: 'Signed entry passes', link: '/signed-passes' },
           { text: 'Fair entry', link: '/fair-entry' },
+          { text: 'Always on: safety net, stock, audit', link: '/always-on' },
           { text: 'Troubleshooting', link: '/troubleshooting' },
         ],
       },
