@@ -31,6 +31,9 @@
 // SIM_ABANDON_AFTER, SIM_HOLD_SILENT ('null': no hold), SIM_PICKUP_TIMEOUT (the on run), SIM_SEED; SIM_SHOPPERS, SIM_RATE,
 // SIM_MAX_ACTIVE, SIM_MAX_SECONDS apply to either mode.
 //
+// --always-on [--short]: the safety net at quiet load and stock under a flash crowd
+// (bench/sim/always-on.mjs): p99 enter -> READY, units oversold, admissions after the closing.
+//
 //   npm run build && npm run simulate
 //   npm run simulate -- --abandonment
 //   SIM_SHOPPERS=5000 npm run simulate      (smaller crowd)
@@ -598,7 +601,11 @@ function printHonesty(summary, prefix = '') {
 }
 
 try {
-  if (!classic && args.includes('--replot')) {
+  if (args.includes('--always-on')) {
+    // The safety net and stock (SPEC §18): bench/sim/always-on.mjs.
+    const { runAlwaysOn } = await import('./sim/always-on.mjs');
+    await runAlwaysOn({ short });
+  } else if (!classic && args.includes('--replot')) {
     // The charts again from the last run's results (no run).
     const last = JSON.parse(readFileSync(join(here, 'results', 'simulate-abandonment-latest.json'), 'utf8'));
     const charts = abandonmentCharts({ runs: last.runs, base: last.base, variants: last.variants, date: last.date });

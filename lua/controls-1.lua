@@ -6,7 +6,7 @@
 
   ARGV[1] generation the caller knows ('' if none)
 
-  Returns { nowMs, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation, ar, sk, sm } with false
+  Returns { nowMs, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation, ar, sk, sm, cn, lr, lb, la } with false
   for a field never set, or { STATE_LOST }. The caller shows the draw seed only once
   now >= opensAt.
 ]]
@@ -15,11 +15,13 @@
 
 local gen = checkGeneration(KEYS[1], ARGV[1] or '')
 if not gen then return { STATE_LOST } end
-local values = redis.call('HMGET', KEYS[1], 'cm', 'cx', 'cr', 'cb', 'ca', 'co', 'cs', 'cd', 'cc', 'cv', 'ar', 'sk', 'sm')
+local values = redis.call('HMGET', KEYS[1], 'cm', 'cx', 'cr', 'cb', 'ca', 'co', 'cs', 'cd', 'cc', 'cv', 'ar', 'sk', 'sm', 'cn', 'lr', 'lb', 'la')
 local reply = { nowMs() }
 for i = 1, 10 do reply[i + 1] = values[i] or false end
 reply[12] = gen
 reply[13] = values[11] or false -- the adaptive rate in force (lua/includes/orderHealth.lua)
 reply[14] = values[12] or false -- stock left (lua/includes/stock.lua)
 reply[15] = values[13] or false -- the sold-out message set
+reply[16] = values[14] or false -- the safety net set (lua/includes/safetyNet.lua)
+for i = 15, 17 do reply[i + 2] = values[i] or false end -- the limits kept (lua/setControls-3.lua)
 return reply

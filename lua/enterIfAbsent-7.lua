@@ -18,6 +18,9 @@
   ARGV[2] presence head of the batch ('' for none): a waiting member whose rank is below it
           has its sign of life recorded in seen (abandonAfterSeconds); further back,
           nothing is written (the work follows the head of the line, not the crowd)
+          With the safety net, 'head|option|rate|burst|maxActive' (lua/includes/safetyNet.lua):
+          a new member who sent a token is let in at once while nobody waits and the bucket,
+          maxActive and the stock allow (READY, joined), else joins the line
   Then two values per member, at most MAX_BATCH (256) members (ARGV[3..4] for the
   first, ARGV[5..6] for the second, ...):
   ARGV[3] member id (validated by the caller)
@@ -68,11 +71,13 @@
 --- @include "readPosition"
 --- @include "queueFigures"
 --- @include "recordFigures"
+--- @include "ratesInForce"
+--- @include "safetyNet"
 
 local LATE, BAD_ARGUMENTS = -4, -5
 local MAX_BATCH, PER_MEMBER = 256, 2
 local argv = ARGV
-local expected, batchHead = argv[1], argv[2]
+local expected, batchHead, net = argv[1], netArgument(argv[2])
 local count = (#argv - 2) / PER_MEMBER
 if not batchHead or count < 1 or count > MAX_BATCH or count ~= math.floor(count) then
   return redis.error_reply('ERR waitgate: bad enter arguments')
@@ -89,6 +94,8 @@ local beforeOpening = opensAt and now < opensAt
 -- line, and admission steps keep the tokens in play within the stock left.
 local letThrough = mode == 'passthrough' and not beforeOpening and not meta[C + 8]
 local drawn = meta[C + 3] == '1'
+-- The safety net may let a new member in at once (mode open, after any opening).
+local netOpen = mode == 'open' and not beforeOpening and netOn(net, meta[C + 10])
 local sb = tonumber(meta[META_SB]) or 0
 local joined = 0 -- members who took a new place in the line
 local waitingCount -- ZCARD of waiting once read: only joins change it in this script
@@ -106,6 +113,14 @@ local function flush()
     redis.call('HSET', KEYS[6], unpack(seenArgs, 1, nSeen))
     nSeen = 0
   end
+end
+
+-- A new member let in at once (passthrough or the safety net), its reply READY and joined.
+local function letIn(member, freshToken, ttl)
+  local issued = issueAtOnce(KEYS[2], KEYS[3], KEYS[5], member, freshToken, ttl, now)
+  local reply = readPosition(KEYS[1], member, issued, now, meta, gen, expected)
+  reply[#reply + 1] = 1
+  return reply
 end
 
 -- A waiting member near the head: its enter is a sign of life.
@@ -143,16 +158,13 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw)
     if letThrough then
       if freshToken == '' or not ttl or ttl <= 0 then return { NEED_TOKEN } end
       -- Let through at once: a token, as admission would issue it, without the bucket or maxActive.
-      local issued = { tokenExp = now + ttl, claimExp = 0, claimId = '', token = freshToken, pickupBy = 0 }
-      redis.call('HSET', KEYS[2], member, formatRecord(issued))
-      redis.call('ZADD', KEYS[3], issued.tokenExp, member)
-      redis.call('HINCRBY', KEYS[5], 'te', 1)
-      redis.call('HINCRBY', KEYS[5], 'ta', 1)
-      recordWaits(KEYS[5], now, { 0 })
-      local reply = readPosition(KEYS[1], member, issued, now, meta, gen, expected)
-      reply[#reply + 1] = 1
-      return reply
+      return letIn(member, freshToken, ttl)
     end
+  end
+  -- The safety net: nobody waiting, and the bucket, maxActive and stock allow (safetyNet.lua).
+  if netOpen and freshToken ~= '' and ttl and ttl > 0 then
+    waitingCount = waitingCount or redis.call('ZCARD', KEYS[1])
+    if waitingCount == 0 and netTakes(KEYS[5], KEYS[3], now, net, meta[C + 5], meta[C + 7], meta[C + 8]) then return letIn(member, freshToken, ttl) end
   end
   -- NX: a member already waiting keeps its first score (and the candidate is not used).
   local seq = (tonumber(meta[2]) or 0) + 1
@@ -264,7 +276,7 @@ else
         replies[i + 2] = present(positionReply(1, redis.call('ZRANK', KEYS[1], member), waitingCount, nil, now, meta, waitingScore, gen, expected), member, heads[i])
       elseif mode == 'closed' then
         replies[i + 2] = { QUEUE_CLOSED, meta[C + 1] or false }
-      elseif letThrough then
+      elseif letThrough or (netOpen and tokens[i] and (waitingCount or redis.call('ZCARD', KEYS[1])) == 0) then
         replies[i + 2] = enterAlone(i, false)
       else
         local seq = (tonumber(meta[2]) or 0) + 1

@@ -32,6 +32,8 @@ export interface QueueControls {
   stock: number | null;
   /** The message the queue closes with when stock runs out. */
   soldOutMessage: string;
+  /** Instant entry while nobody waits and the rate, `maxActive` and stock allow (the control, else the option). */
+  safetyNet: boolean;
   /** Grows by one on every change. */
   version: number;
 }
@@ -64,6 +66,7 @@ const patchSchema = z
     maxActive: z.number().int().min(1).nullable().optional(),
     opensAt: z.number().int().min(0).max(8.64e15).nullable().optional(),
     shuffle: z.boolean().optional(),
+    safetyNet: z.boolean().optional(),
   })
   .refine((patch) => Object.keys(patch).length > 0, { message: 'must change at least one field' });
 
@@ -99,7 +102,7 @@ export function newDrawSeed(): { seed: string; commitment: string } {
 /** The controls in force: the stored ones, and this instance's options where none is stored. */
 export function controlsInForce(
   stored: StoredControls,
-  options: { admitRatePerSecond: number; admitBurst: number; burstFollowsRate?: boolean; maxActive: number | null; admission?: AdmissionOptions },
+  options: { admitRatePerSecond: number; admitBurst: number; burstFollowsRate?: boolean; maxActive: number | null; admission?: AdmissionOptions; safetyNet?: boolean },
 ): QueueControls {
   const opened = stored.opensAt === null || stored.now >= stored.opensAt;
   const rate = rateInForce(stored.admitRatePerSecond, stored.adaptiveRate, options);
@@ -115,6 +118,7 @@ export function controlsInForce(
     drawSeed: opened ? stored.drawSeed : null,
     stock: stored.stock ?? null,
     soldOutMessage: stored.soldOutMessage ?? DEFAULT_SOLD_OUT_MESSAGE,
+    safetyNet: stored.safetyNet ?? options.safetyNet ?? false,
     version: stored.version,
   };
 }

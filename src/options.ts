@@ -86,6 +86,12 @@ export interface WaitingQueueOptions {
   signing?: SigningOptions;
   /** Guardrails: `setControls` refuses a rate, burst or cap beyond them (WaitgateConfigError, nothing written). Default none. */
   limits?: ControlLimits;
+  /**
+   * The safety net (SPEC §18): while nobody waits and the rate, `maxActive` and stock allow,
+   * `enter` admits at once (READY in the same call); the line forms only when arrivals
+   * exceed the rate or the cap. `setControls({ safetyNet })` overrides it for every instance. Default false.
+   */
+  safetyNet?: boolean;
 }
 
 export type { AdmissionOptions, ControlLimits } from './types.js';
@@ -116,6 +122,7 @@ export interface QueueConfig {
   /** null: tokens are opaque. */
   signer: PassSigner | null;
   limits: Readonly<ControlLimits>;
+  safetyNet: boolean;
 }
 
 export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
@@ -211,6 +218,7 @@ const optionsSchema = z
         maxActive: z.number().int().min(1).optional(),
       })
       .default({}),
+    safetyNet: z.boolean().default(false),
   })
   .superRefine((options, ctx) => {
     // A member polling at its interval must never look silent: the slowest interval
@@ -303,6 +311,7 @@ export function parseQueueOptions(options: unknown): QueueConfig {
     admission: Object.freeze({ ...parsed.admission }),
     signer: parsed.signing ? new PassSigner(loadSigningKeys(parsed.signing), parsed.name, Math.round(parsed.entryTokenTtlSeconds * 1000)) : null,
     limits: Object.freeze({ ...parsed.limits }),
+    safetyNet: parsed.safetyNet,
   };
 }
 

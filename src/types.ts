@@ -167,6 +167,8 @@ export interface ControlsPatch {
   stock?: number | null;
   /** The message of the queue once stock runs out; null: back to the default, "Sold out". */
   soldOutMessage?: string | null;
+  /** The safety net for every instance (instant entry while nobody waits and the rate allows); overrides the `safetyNet` option. */
+  safetyNet?: boolean;
 }
 
 /** The `limits` option of {@link WaitingQueueOptions}: guardrails on what `setControls` may set, whoever sends it. */
@@ -204,4 +206,24 @@ export interface WaitSlot {
 export interface PollingTier {
   belowRank?: number;
   seconds: number;
+}
+
+/** One change of the controls, as the log keeps it. */
+export interface ControlsLogEntry {
+  /** Store time of the change, epoch ms. */
+  at: number;
+  /** Who made it (`setControls(patch, { actor })`, the dashboard's `authorize`, the command's `--actor`); null when not said. */
+  actor: string | null;
+  /** The patch as sent (for a sale that closed itself: the mode and message it set). */
+  patch: ControlsPatch;
+  /** The controls' version after it. */
+  version: number;
+  /** The commitment of a draw this change started (a shuffled opening), published with it. */
+  drawCommitment?: string;
+}
+
+/** The options of `setControls`'s second argument. */
+export interface SetControlsOptions {
+  /** Who makes the change, recorded in the log (up to 200 characters). */
+  actor?: string;
 }

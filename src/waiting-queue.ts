@@ -2,7 +2,9 @@
 
 import { parseAdmitterOptions, startReportingTimer, type Admitter, type AdmitterOptions } from './admitter.js';
 import { AdmissionSteps, admitRequest, type StepResult } from './admission-steps.js';
-import { checkLimits, controlsInForce, newDrawSeed, parseControlsPatch, type ControlsPatch, type QueueControls } from './controls.js';
+import type { ControlsPatch, QueueControls } from './controls.js';
+import type { ControlsLogEntry, SetControlsOptions } from './controls-log.js';
+import { applyControls, keepLimits, readControls, readControlsLog, type ControlsHost } from './queue-controls.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache, WATCH_HEAD_MOVES, watchHeadMovesOf, type WatchHeadMoves } from './position-cache.js';
@@ -12,6 +14,7 @@ import { buildPosition } from './position.js';
 import { queueStats } from './queue-figures.js';
 import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
 import { presenceHeadOf } from './rates.js';
+import { entersWithToken, safetyNetRequest } from './safety-net.js';
 import type { ControlsView, MemberSnapshot, Store } from './store/store.js';
 import type { Admission, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
 import { withShadowed } from './shadowed.js';
@@ -48,8 +51,6 @@ export class WaitingQueue {
   readonly #calls: StoreCalls;
   readonly #cache: PositionCache | null;
   readonly #steps: AdmissionSteps;
-  /** The queue was in passthrough at the last answer: a new member's enter carries a token. */
-  #passthrough = false;
   /**
    * The controls of the last answer: only a hint of the presence head sent with an enter;
    * what the answer carries decides (see #enter). Every figure is computed from the
@@ -86,6 +87,7 @@ export class WaitingQueue {
       tracksPresence && typeof this.#store.touch === 'function'
         ? new Presence((batch) => this.#calls.call('touch', (s) => s.touch!(this.name, batch)), resendAfterMs)
         : null;
+    keepLimits(this.#controlsHost).catch((error: unknown) => this.#events.reportError(error as Error));
   }
 
   /** The options in force, defaults applied (times in milliseconds). */
@@ -103,7 +105,7 @@ export class WaitingQueue {
   async enter(memberId: MemberId): Promise<Position> {
     const id = normalizeMemberId(memberId);
     const hintedHead = presenceHeadOf(this.#config, this.#lastControls);
-    let snapshot = await this.#enter(id, this.#passthrough, hintedHead);
+    let snapshot = await this.#enter(id, entersWithToken(this.#config, this.#lastControls), hintedHead);
     // Passthrough began since this instance last looked: again, with a token to issue at once.
     if (snapshot.needsToken) snapshot = await this.#enter(id, true, hintedHead);
     if (snapshot.joined) {
@@ -129,40 +131,42 @@ export class WaitingQueue {
     return signedPosition(this.#config.signer, this.#position(snapshot), id);
   }
 
-  /** One enter call, with a fresh token for passthrough when `withToken`. */
+  /** One enter call, with a fresh token for passthrough or the safety net when `withToken`. */
   #enter(id: string, withToken: boolean, presenceHead: number | undefined): Promise<MemberSnapshot> {
     const notAfter = performance.now() + this.#config.operationTimeoutMs;
-    const options = withToken ? { notAfter, presenceHead, token: newEntryToken(), tokenTtlMs: this.#config.entryTokenTtlMs } : { notAfter, presenceHead };
+    const c = this.#config;
+    const options = withToken ? { notAfter, presenceHead, token: newEntryToken(), tokenTtlMs: c.entryTokenTtlMs, safetyNet: safetyNetRequest(c) } : { notAfter, presenceHead };
     return this.#calls.call('enter', (s) => s.enter(this.name, id, options));
   }
 
   /**
-   * Changes the queue's runtime controls, for every instance at once (they are kept in
-   * the store): the mode (`open`, `paused`, `passthrough`, `closed`), a message for
-   * waiting members, the rate, burst and `maxActive`, and a scheduled opening
-   * (`opensAt`, optionally `shuffle`d). Validated like the constructor's options;
-   * atomic; a patch that changes nothing changes nothing (the version stays).
-   * Emits `controls`.
+   * Changes the queue's runtime controls for every instance (kept in the store): mode, message,
+   * rate, burst, `maxActive`, a scheduled opening (`opensAt`, `shuffle`), stock, the safety net.
+   * Validated like the options; atomic; a patch that changes nothing keeps the version. A change
+   * is recorded in the controls log with `options.actor`. Emits `controls`.
    * @returns the controls in force after the change.
-   * @throws {@link WaitgateConfigError} naming a bad or unknown field, or what the
-   *   queue's state forbids (a shuffled opening in the past, changing `shuffle` once
-   *   the pre-queue has members); nothing is written then. {@link StoreUnavailableError}.
+   * @throws {@link WaitgateConfigError} naming a bad or unknown field, a value beyond the limits
+   *   (this instance's or those kept in the store), or what the queue's state forbids (a shuffled
+   *   opening in the past, `shuffle` once the pre-queue has members); nothing is written. {@link StoreUnavailableError}.
    */
-  async setControls(patch: ControlsPatch): Promise<QueueControls> {
-    const valid = checkLimits(parseControlsPatch(patch), this.#config.limits);
-    const store = storeThat(this.#store, ['setControls', 'controls'], 'keep runtime controls');
-    const { seed, commitment } = newDrawSeed();
-    await this.#calls.call('setControls', () => store.setControls(this.name, { patch: valid, seed, commitment }));
-    const controls = await this.controls();
+  async setControls(patch: ControlsPatch, options?: SetControlsOptions): Promise<QueueControls> {
+    const controls = await applyControls(this.#controlsHost, patch, options);
     this.#events.emit('controls', controls);
     return controls;
   }
 
   /** The controls in force: those set through `setControls`, and this instance's options for the fields never set. */
   async controls(): Promise<QueueControls> {
-    const store = storeThat(this.#store, ['setControls', 'controls'], 'keep runtime controls');
-    const stored = await this.#calls.call('controls', () => store.controls(this.name));
-    return controlsInForce(stored, this.#config);
+    return readControls(this.#controlsHost);
+  }
+
+  /** The audit trail: the last `limit` (default 50, at most 1,000) changes of the controls, newest first. */
+  async controlsLog(options?: { limit?: number }): Promise<ControlsLogEntry[]> {
+    return readControlsLog(this.#controlsHost, options);
+  }
+
+  get #controlsHost(): ControlsHost {
+    return { name: this.name, config: this.#config, calls: this.#calls };
   }
 
   /**
@@ -376,7 +380,6 @@ export class WaitingQueue {
   /** The public Position of a snapshot; a poll answered (`polled`: the member) is a sign of life. */
   #position(snapshot: MemberSnapshot, polled?: string): Position {
     if (snapshot.controls) {
-      this.#passthrough = snapshot.controls.mode === 'passthrough';
       this.#lastControls = snapshot.controls;
     }
     if (polled !== undefined)

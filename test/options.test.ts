@@ -51,6 +51,7 @@ describe('WaitingQueue options', () => {
       pickupTimeoutMs: null,
       admission: { mode: 'fixed' },
       limits: {},
+      safetyNet: false,
     });
   });
 

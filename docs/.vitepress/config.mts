@@ -46,6 +46,7 @@ export default defineConfig({
           { text: 'Signed entry passes', link: '/signed-passes' },
           { text: 'Fair entry', link: '/fair-entry' },
           { text: 'Waiting room', link: '/waiting-room' },
+          { text: 'Always on: safety net, stock, audit', link: '/always-on' },
           { text: 'Troubleshooting', link: '/troubleshooting' },
         ],
       },

@@ -26,7 +26,15 @@ const ROOM = {
   continueUrl: '/shop.html',
   logoUrl: '/logo.svg',
   theme: { '--waitgate-accent': '#b4235a', '--waitgate-bg': '#f6f1ec', '--waitgate-font': "Georgia, 'Times New Roman', serif" },
-  texts: { en: { title: 'Sneaker drop — waiting room', heading: 'Sneaker drop: you are in the queue', refusedTitle: 'This drop is closed' } },
+  texts: {
+    en: {
+      title: 'Sneaker drop — waiting room',
+      heading: 'Sneaker drop: you are in the queue',
+      refusedTitle: 'This drop is closed',
+      oddsLikely: '{stock} pairs left: enough for everyone ahead of you, and you.',
+      oddsUnlikely: '{stock} pairs left: they will likely be gone before your turn. You keep your place in case some come back.',
+    },
+  },
 };
 const NO_STORE = { 'cache-control': 'no-store' };
 

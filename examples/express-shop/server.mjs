@@ -8,7 +8,7 @@
 import { MemoryStore, RedisStore, WaitingQueue } from 'waitgate';
 import { createShop } from './app.mjs';
 import { createMetrics } from './metrics.mjs';
-import { openDatabase } from './db.mjs';
+import { listProducts, openDatabase } from './db.mjs';
 import { startSimulatedShoppers } from './simulated-shoppers.mjs';
 
 const demo = process.env.DEMO === '1' || process.argv.includes('--demo');
@@ -29,6 +29,8 @@ const queue = new WaitingQueue({
   maxActive: demo ? 3 : 50,
   entryTokenTtlSeconds: 120,
   claimTtlSeconds: 15,
+  // Every day, not just the drop: shoppers go straight in while the rate allows; the line forms beyond it.
+  safetyNet: true,
 });
 queue.on('error', (error) => console.error('[waitgate]', error.message));
 queue.on('warning', (warning) => console.warn('[waitgate]', warning.message));
@@ -38,6 +40,10 @@ queue.on('controls', ({ version, mode, message, opensAt, shuffle }) =>
 );
 
 const db = openDatabase(process.env.SHOP_DB ?? ':memory:');
+// The queue sells what the database holds: it never lets more shoppers in than pairs are left,
+// tells each its odds, and closes itself ("Sold out") when the last pair is bought.
+const pairsLeft = listProducts(db).reduce((n, product) => n + product.stock, 0);
+await queue.setControls({ stock: pairsLeft }, { actor: 'shop:startup' });
 const admitter = queue.startAdmitter({ intervalMs: 500 });
 const shoppers = demo ? startSimulatedShoppers({ queue, db, count: 8 }) : null;
 const adminToken = process.env.ADMIN_TOKEN || undefined;

@@ -7,6 +7,7 @@
 --   sk stock left (absent: no stock)   sm sold-out message (absent: SOLD_OUT)
 --   sa stock left minus the tokens in play, as the last admission step saw it (consumes
 --      take one of each, so they keep it); absent until a step after stock was set
+--   cn safety net ('1' on, '0' off; absent: the caller's option, lua/includes/safetyNet.lua)
 -- Scores: a member entering while now < opensAt joins the pre-queue, scored
 -- pb + its sequence (FIFO) or pb + its draw (shuffle); later members score sb + their
 -- sequence, with sb = pb + DRAW_RANGE, so the waiting set is already in the order of
@@ -16,7 +17,7 @@
 -- rate adaptive admission set: the instance derives its presence head and estimates
 -- from the rate and burst in force, never from a value it remembers; sk and sa: the odds
 -- of a waiting member, rank < sa):
-local POSITION_CONTROL_FIELDS = { 'cm', 'cx', 'co', 'cs', 'pb', 'cr', 'cb', 'ar', 'sk', 'sa' }
+local POSITION_CONTROL_FIELDS = { 'cm', 'cx', 'co', 'cs', 'pb', 'cr', 'cb', 'ar', 'sk', 'sa', 'cn' }
 local DRAW_RANGE = 1099511627776 -- 2^40: a draw is the first 40 bits of a SHA-1
 local QUEUE_CLOSED = -2 -- enter of a new member while closed: { QUEUE_CLOSED, message }
 local NEED_TOKEN = -3   -- enter of a new member in passthrough, sent without a token

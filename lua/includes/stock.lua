@@ -3,6 +3,7 @@
 -- message, so every waiting member reads it at its next poll (src/store/memory/stock.ts
 -- is the same rule).
 local SOLD_OUT = 'Sold out' -- src/controls.ts DEFAULT_SOLD_OUT_MESSAGE
+local STOCK_ACTOR = 'waitgate:stock' -- the actor of the log entry of a sale that closed itself (src/controls-log.ts)
 
 -- The meta fields (field/value pairs appended to out) that close a sold-out queue:
 -- mode closed, the message sm (or SOLD_OUT), and the next version after cv.

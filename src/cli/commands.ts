@@ -10,7 +10,7 @@ import { isWaitgateError } from '../errors.js';
 import { CommandFailure, UsageError } from './errors.js';
 import { controlsText, inspectionText, statusText, type StatusStats } from './format.js';
 import { print, printJson, type Io } from './io.js';
-import { modePatch, schedulePatch, setPatch } from './patch.js';
+import { actorOf, modePatch, schedulePatch, setPatch } from './patch.js';
 import type { CommandName } from './spec.js';
 
 /** What `status --json` prints. */
@@ -117,7 +117,7 @@ export async function runChange(name: CommandName, values: Values, io: Io): Prom
         name,
       );
     }
-    await c.queue.setControls(patch);
+    await c.queue.setControls(patch, { actor: actorOf(values) });
     const stored = await c.storedControls();
     const controls = controlsView(stored);
     if (values.json) printJson(io.stdout, { queue: c.name, patch, controls } satisfies ChangeJson);

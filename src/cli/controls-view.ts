@@ -6,7 +6,7 @@ import { controlsInForce, type QueueControls } from '../controls.js';
 import type { StoredControls } from '../store/store.js';
 
 /** A control that falls back to each app instance's own option until it is set. */
-export type InstanceOption = 'admitRatePerSecond' | 'admitBurst' | 'maxActive';
+export type InstanceOption = 'admitRatePerSecond' | 'admitBurst' | 'maxActive' | 'safetyNet';
 
 /** The controls as printed by `--json`: `QueueControls`, with unset instance options null and listed in `unset`. */
 export interface ControlsJson extends Omit<QueueControls, InstanceOption> {
@@ -16,6 +16,8 @@ export interface ControlsJson extends Omit<QueueControls, InstanceOption> {
   admitBurst: number | null;
   /** null: no cap, or never set (then listed in `unset`). */
   maxActive: number | null;
+  /** null when never set (listed in `unset`). */
+  safetyNet: boolean | null;
   /** Fields never set through setControls: each app instance uses its own constructor option. */
   unset: InstanceOption[];
 }
@@ -32,6 +34,7 @@ export function controlsView(stored: StoredControls): ControlsJson {
   if (rate === null) unset.push('admitRatePerSecond');
   if (stored.admitBurst === null) unset.push('admitBurst');
   if (stored.maxActive === undefined) unset.push('maxActive');
+  if ((stored.safetyNet ?? null) === null) unset.push('safetyNet');
   return {
     mode: inForce.mode,
     message: inForce.message,
@@ -44,6 +47,7 @@ export function controlsView(stored: StoredControls): ControlsJson {
     drawSeed: inForce.drawSeed,
     stock: inForce.stock,
     soldOutMessage: inForce.soldOutMessage,
+    safetyNet: stored.safetyNet ?? null,
     version: inForce.version,
     unset,
   };

@@ -49,7 +49,9 @@ export function controlsRows(c: ControlsJson, now: number): Array<[string, strin
     ['max active', c.unset.includes('maxActive') ? INSTANCES : c.maxActive === null ? 'none' : int(c.maxActive)],
     ['opens at', c.opensAt === null ? '- (open now)' : instant(c.opensAt, now)],
     ['shuffle', c.shuffle ? 'yes' : 'no'],
+    ['safety net', c.safetyNet === null ? INSTANCES : c.safetyNet ? 'on' : 'off'],
   ];
+  if (c.stock !== null) rows.push(['stock', `${int(c.stock)} left`]);
   if (c.drawCommitment !== null) {
     rows.push(['commitment', c.drawCommitment]);
     rows.push(['seed', c.drawSeed ?? '(published at the opening)']);

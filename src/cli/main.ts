@@ -4,6 +4,7 @@
 import { parseCommandLine } from './args.js';
 import { runChange, runInspect, runStatus } from './commands.js';
 import { runDraw } from './draw.js';
+import { runLog } from './log.js';
 import { EXIT, describeError } from './errors.js';
 import { commandHelp, globalHelp } from './help.js';
 import { print, type Io } from './io.js';
@@ -32,6 +33,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         break;
       case 'draw':
         await runDraw(values, args, io);
+        break;
+      case 'log':
+        await runLog(values, io);
         break;
       default:
         await runChange(invocation.command.name, values, io);

@@ -1,6 +1,7 @@
 // Flag values → a controls patch holding only the fields the operator gave, validated by
 // the library's own setControls validation before anything is sent.
 
+import { userInfo } from 'node:os';
 import { parseControlsPatch, type ControlsPatch, type QueueMode } from '../controls.js';
 import type { Values } from './args.js';
 import { UsageError } from './errors.js';
@@ -35,7 +36,14 @@ export function setPatch(values: Values, command: string): ControlsPatch {
   if (typeof values.burst === 'string') patch.admitBurst = parseNumber('burst', values.burst, command);
   const maxActive = values['max-active'];
   if (typeof maxActive === 'string') patch.maxActive = maxActive.trim().toLowerCase() === 'none' ? null : parseNumber('max-active', maxActive, command);
-  if (Object.keys(patch).length === 0) throw new UsageError('nothing to set: give --rate, --burst, --max-active or --message', command);
+  const net = values['safety-net'];
+  if (typeof net === 'string') {
+    const on = net.trim().toLowerCase();
+    if (on !== 'on' && on !== 'off') throw new UsageError(`--safety-net: give on or off, not '${net}'`, command);
+    patch.safetyNet = on === 'on';
+  }
+  if (typeof values.stock === 'string') patch.stock = values.stock.trim().toLowerCase() === 'none' ? null : parseNumber('stock', values.stock, command);
+  if (Object.keys(patch).length === 0) throw new UsageError('nothing to set: give --rate, --burst, --max-active, --safety-net, --stock or --message', command);
   return parseControlsPatch(patch);
 }
 
@@ -66,4 +74,14 @@ export function schedulePatch(values: Values, command: string): ControlsPatch {
   if (values.shuffle === true) patch.shuffle = true;
   if (values['no-shuffle'] === true) patch.shuffle = false;
   return parseControlsPatch(patch);
+}
+
+/** Who makes a change, for the controls log: --actor, else the OS user (null when it has none). */
+export function actorOf(values: Values): string | undefined {
+  if (typeof values.actor === 'string' && values.actor.trim() !== '') return values.actor.trim();
+  try {
+    return userInfo().username || undefined;
+  } catch {
+    return undefined; // no user entry (a container's numeric uid)
+  }
 }

@@ -12,7 +12,7 @@ export interface FlagSpec {
 
 export type Flags = Record<string, FlagSpec>;
 
-export type CommandName = 'status' | 'watch' | 'pause' | 'resume' | 'close' | 'passthrough' | 'set' | 'schedule' | 'inspect' | 'draw';
+export type CommandName = 'status' | 'watch' | 'pause' | 'resume' | 'close' | 'passthrough' | 'set' | 'schedule' | 'inspect' | 'draw' | 'log';
 
 export interface CommandSpec {
   name: CommandName;
@@ -37,13 +37,14 @@ export const GLOBAL_FLAGS: Flags = {
   help: { type: 'boolean', short: 'h', description: 'show help (also: waitgate <command> --help)' },
 };
 
-/** Every command that writes the controls takes it. */
+/** Every command that writes the controls takes them. */
 const CREATE_FLAG: Flags = {
   create: {
     type: 'boolean',
     description:
       'write to a queue that has no state yet (set up before anyone entered); without it such a write is refused, as --queue or --prefix may be a typo',
   },
+  actor: { type: 'string', value: 'name', description: 'who makes the change, recorded in the controls log (default: the OS user)' },
 };
 
 const MESSAGE_FLAGS: Flags = {
@@ -114,8 +115,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   ),
   {
     name: 'set',
-    summary: 'change the rate, burst, max active or message',
-    usage: '--queue <name> [--rate <n|auto>] [--burst <n>] [--max-active <n|none>] [--message <text> | --no-message]',
+    summary: 'change the rate, burst, max active, safety net, stock or message',
+    usage: '--queue <name> [--rate <n|auto>] [--burst <n>] [--max-active <n|none>] [--safety-net <on|off>] [--stock <n|none>] [--message <text> | --no-message]',
     details: [
       'Writes only the fields given (at least one), validated as setControls validates them, then prints the controls in force. Every app instance applies them on its next call.',
     ],
@@ -127,11 +128,13 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
       burst: { type: 'string', value: 'n', description: 'the most one admission step can admit (1-10000)' },
       'max-active': { type: 'string', value: 'n|none', description: 'the most members holding a token at once; none: no cap' },
+      'safety-net': { type: 'string', value: 'on|off', description: 'instant entry while nobody waits and the rate and cap allow (the line forms only beyond them)' },
+      stock: { type: 'string', value: 'n|none', description: 'units left to sell: at 0 the queue closes with the sold-out message; none: no stock' },
       ...MESSAGE_FLAGS,
       ...CREATE_FLAG,
     },
     args: { min: 0, max: 0 },
-    examples: ['waitgate set --queue orders --rate 20 --max-active 400', 'waitgate set --queue orders --max-active none'],
+    examples: ['waitgate set --queue orders --rate 20 --max-active 400', 'waitgate set --queue orders --max-active none', 'waitgate set --queue orders --safety-net on --stock 100'],
   },
   {
     name: 'schedule',
@@ -156,6 +159,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       'waitgate schedule --queue orders --opens-at 1798106400000',
       'waitgate schedule --queue orders --cancel',
     ],
+  },
+  {
+    name: 'log',
+    summary: 'the audit trail: who changed the controls, when, and how',
+    usage: '--queue <name> [--limit <n>] [--json]',
+    details: [
+      'Prints the last changes of the controls, newest first: the time (Redis), the actor, the version after the change and the patch. Every write (the library, the dashboard, this command) is recorded, with the commitment of a draw it started; a sale that sold out records its own closing (actor waitgate:stock). The store keeps the last 1,000.',
+    ],
+    flags: { limit: { type: 'string', value: 'n', description: 'how many changes (1-1000, default 50)' } },
+    args: { min: 0, max: 0 },
+    examples: ['waitgate log --queue orders', 'waitgate log --queue orders --limit 5 --json'],
   },
   {
     name: 'inspect',

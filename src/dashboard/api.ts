@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { QueueControls } from '../controls.js';
 import { isWaitgateError, type WaitgateConfigError } from '../errors.js';
 import { toHttpResponse } from '../http/error-response.js';
-import type { QueueStats } from '../types.js';
+import type { ControlsLogEntry, QueueStats } from '../types.js';
 import type { WaitingQueue } from '../waiting-queue.js';
 import { errorAnswer, type DashboardAnswer } from './respond.js';
 import { header } from './routing.js';
@@ -27,7 +27,12 @@ export interface DashboardSnapshot {
   stats: QueueStats;
   /** The controls in force; null when the queue's store keeps none (a custom store). */
   controls: QueueControls | null;
+  /** The last changes of the controls, newest first (at most DASHBOARD_LOG_LENGTH); empty when the store keeps no log. */
+  log: ControlsLogEntry[];
 }
+
+/** How many changes of the controls the dashboard shows. */
+export const DASHBOARD_LOG_LENGTH = 20;
 
 /** `POST /api/controls` answers 200 with the controls in force after the change. */
 export interface DashboardControlsResult {
@@ -52,10 +57,17 @@ export function answerForError(error: unknown): DashboardAnswer {
 
 /** Reads one queue's stats and controls together. */
 export async function snapshot(name: string, queue: WaitingQueue): Promise<DashboardAnswer> {
-  const [stats, controls] = await Promise.allSettled([queue.stats(), queue.controls()]);
+  const [stats, controls, log] = await Promise.allSettled([queue.stats(), queue.controls(), queue.controlsLog({ limit: DASHBOARD_LOG_LENGTH })]);
   if (stats.status === 'rejected') return answerForError(stats.reason);
   if (controls.status === 'rejected' && !isStoreWithoutControls(controls.reason)) return answerForError(controls.reason);
-  const body: DashboardSnapshot = { queue: name, at: Date.now(), stats: stats.value, controls: controls.status === 'fulfilled' ? controls.value : null };
+  if (log.status === 'rejected' && !isStoreWithoutControls(log.reason)) return answerForError(log.reason);
+  const body: DashboardSnapshot = {
+    queue: name,
+    at: Date.now(),
+    stats: stats.value,
+    controls: controls.status === 'fulfilled' ? controls.value : null,
+    log: log.status === 'fulfilled' ? log.value : [],
+  };
   return { status: 200, body };
 }
 
@@ -156,9 +168,9 @@ export function parseControlsRequest(
 }
 
 /** Applies a checked patch: 200 with the controls after it, 400 naming a bad field (nothing written), 503 when the store is down. */
-export async function applyControls(name: string, queue: WaitingQueue, patch: Record<string, unknown>): Promise<DashboardAnswer> {
+export async function applyControls(name: string, queue: WaitingQueue, patch: Record<string, unknown>, actor: string): Promise<DashboardAnswer> {
   try {
-    const controls = await queue.setControls(patch);
+    const controls = await queue.setControls(patch, { actor });
     const body: DashboardControlsResult = { queue: name, controls };
     return { status: 200, body };
   } catch (error) {

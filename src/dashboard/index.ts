@@ -15,7 +15,7 @@ export { MAX_BODY_BYTES } from './api.js';
 export type { DashboardErrorBody, DashboardErrorCode } from './respond.js';
 
 /** Decides whether a request may see the dashboard and use it; anything but `true` (or a throw) answers 403. */
-export type DashboardAuthorize<Req extends IncomingMessage = IncomingMessage> = (req: Req) => boolean | Promise<boolean>;
+export type DashboardAuthorize<Req extends IncomingMessage = IncomingMessage> = (req: Req) => boolean | string | Promise<boolean | string>;
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions<Req extends IncomingMessage = IncomingMessage> {
@@ -23,8 +23,9 @@ export interface DashboardOptions<Req extends IncomingMessage = IncomingMessage>
   queues: readonly WaitingQueue[] | Readonly<Record<string, WaitingQueue>>;
   /**
    * Required. Called for every request (the page and the API) with the request as the
-   * framework passes it; only `true` lets it through, anything else answers 403. A throw
-   * or a rejection also answers 403 (and is reported as a process warning).
+   * framework passes it; `true` or a non-empty string (who the operator is: recorded as the
+   * actor of every change they make, in the controls log) lets it through, anything else
+   * answers 403. A throw or a rejection also answers 403 (and is reported as a process warning).
    */
   authorize: DashboardAuthorize<Req>;
   /**
@@ -107,16 +108,21 @@ function configError(option: string, message: string): WaitgateConfigError {
   return new WaitgateConfigError(option, message);
 }
 
-async function isAuthorized<Req extends IncomingMessage>(authorize: DashboardAuthorize<Req>, req: Req): Promise<boolean> {
+/** The actor of an authorized request (authorize's string, or DASHBOARD_ACTOR for `true`); null: refused. */
+async function authorizedActor<Req extends IncomingMessage>(authorize: DashboardAuthorize<Req>, req: Req): Promise<string | null> {
   try {
-    return (await authorize(req)) === true;
+    const verdict = await authorize(req);
+    return verdict === true ? DASHBOARD_ACTOR : typeof verdict === 'string' && verdict !== '' ? verdict.slice(0, 200) : null;
   } catch (error) {
     process.emitWarning(`waitgate dashboard: authorize() threw, the request was refused (403): ${error instanceof Error ? error.message : String(error)}`, {
       code: 'WAITGATE_DASHBOARD_AUTHORIZE',
     });
-    return false;
+    return null;
   }
 }
+
+/** The actor of a change made through a dashboard whose `authorize` answered `true`. */
+const DASHBOARD_ACTOR = 'dashboard';
 
 const FORBIDDEN = errorAnswer(403, 'FORBIDDEN', 'Not authorized for the waitgate dashboard.');
 const NOT_FOUND = errorAnswer(404, 'NOT_FOUND', 'No such dashboard route.');
@@ -152,7 +158,7 @@ export function createDashboard<Req extends IncomingMessage = IncomingMessage>(o
   const page = buildPage({ title: parsed.title ?? 'waitgate', readOnly });
   const list: DashboardQueueList = { queues: [...queues.keys()].map((name) => ({ name })), readOnly };
 
-  async function route(req: Req, path: string): Promise<DashboardAnswer | 'page'> {
+  async function route(req: Req, path: string, actor: string): Promise<DashboardAnswer | 'page'> {
     const method = req.method ?? 'GET';
     const reading = method === 'GET' || method === 'HEAD';
     if (path === '/') return reading ? 'page' : methodNotAllowed('GET');
@@ -165,7 +171,7 @@ export function createDashboard<Req extends IncomingMessage = IncomingMessage>(o
       if (!body.ok) return body.answer;
       const request = parseControlsRequest(body.value, queues);
       if (!request.ok) return request.answer;
-      return applyControls(request.name, request.queue, request.patch);
+      return applyControls(request.name, request.queue, request.patch, actor);
     }
     if (!path.startsWith('/api/')) return NOT_FOUND;
     if (isCrossSite(req)) return errorAnswer(403, 'FORBIDDEN', 'The dashboard API answers only its own page.');
@@ -191,9 +197,10 @@ export function createDashboard<Req extends IncomingMessage = IncomingMessage>(o
         if (typeof next === 'function') return next();
         return send(res, NOT_FOUND, req.method);
       }
-      if (!(await isAuthorized(authorize, req))) return send(res, FORBIDDEN, req.method);
+      const actor = await authorizedActor(authorize, req);
+      if (actor === null) return send(res, FORBIDDEN, req.method);
       if (where.kind === 'redirect') return send(res, { status: 302, headers: { location: where.location } }, req.method);
-      const answer = await route(req, where.path);
+      const answer = await route(req, where.path, actor);
       if (answer === 'page') return sendPage(res, page.html, page.csp, req.method);
       send(res, answer, req.method);
     } catch (error) {

@@ -1,7 +1,7 @@
 // The waiting page's texts in English: the reference every locale follows, key for key.
 
 /**
- * Every text of the page. `{place}`, `{duration}`, `{time}` and `{wait}` are filled in where a
+ * Every text of the page. `{place}`, `{duration}`, `{time}`, `{wait}` and `{stock}` are filled in where a
  * text names them (numbers, durations and times formatted with Intl for the locale).
  */
 export interface RoomTexts {
@@ -39,6 +39,10 @@ export interface RoomTexts {
   noScript: string;
   problem: string;
   announce: string;
+  /** With stock set: the stock left covers everyone ahead and this member ({stock}). */
+  oddsLikely: string;
+  /** With stock set: it likely runs out first ({stock}). */
+  oddsUnlikely: string;
 }
 
 export const EN: RoomTexts = {
@@ -76,4 +80,6 @@ export const EN: RoomTexts = {
   noScript: 'This check needs JavaScript: turn it on, then join again.',
   problem: 'We could not reach the queue just now; this page tries again by itself.',
   announce: 'You are number {place} in line. Estimated wait: {wait}.',
+  oddsLikely: '{stock} left: enough for everyone ahead of you, and you.',
+  oddsUnlikely: '{stock} left: likely gone before your turn. You keep your place in case some come back.',
 };

@@ -39,6 +39,8 @@ export const EUROPE: Record<string, RoomTexts> = {
     noScript: 'Esta comprobación necesita JavaScript: actívalo y vuelve a entrar.',
     problem: 'No hemos podido contactar con la cola; esta página lo reintenta sola.',
     announce: 'Eres el número {place} de la fila. Espera estimada: {wait}.',
+    oddsLikely: 'Quedan {stock}: suficientes para quienes van delante y para ti.',
+    oddsUnlikely: 'Quedan {stock}: probablemente se agoten antes de tu turno. Conservas tu puesto por si vuelven a quedar.',
   },
   pt: {
     title: 'Sala de espera',
@@ -75,6 +77,8 @@ export const EUROPE: Record<string, RoomTexts> = {
     noScript: 'Esta verificação precisa de JavaScript: ative-o e entre de novo.',
     problem: 'Não conseguimos falar com a fila agora; esta página tenta de novo sozinha.',
     announce: 'Você é o número {place} da fila. Espera estimada: {wait}.',
+    oddsLikely: 'Restam {stock}: o suficiente para quem está à sua frente e para você.',
+    oddsUnlikely: 'Restam {stock}: provavelmente acabam antes da sua vez. Você mantém seu lugar caso voltem a aparecer.',
   },
   fr: {
     title: 'Salle d’attente',
@@ -111,6 +115,8 @@ export const EUROPE: Record<string, RoomTexts> = {
     noScript: 'Cette vérification nécessite JavaScript : activez-le puis réessayez.',
     problem: 'La file est injoignable pour l’instant ; cette page réessaie seule.',
     announce: 'Vous êtes numéro {place} dans la file. Attente estimée : {wait}.',
+    oddsLikely: 'Il en reste {stock} : assez pour toutes les personnes devant vous, et pour vous.',
+    oddsUnlikely: 'Il en reste {stock} : probablement épuisé avant votre tour. Vous gardez votre place au cas où il en revienne.',
   },
   de: {
     title: 'Warteraum',
@@ -147,6 +153,8 @@ export const EUROPE: Record<string, RoomTexts> = {
     noScript: 'Diese Prüfung braucht JavaScript: Schalten Sie es ein und versuchen Sie es erneut.',
     problem: 'Die Warteschlange ist gerade nicht erreichbar; diese Seite versucht es von selbst erneut.',
     announce: 'Sie sind Nummer {place} in der Schlange. Geschätzte Wartezeit: {wait}.',
+    oddsLikely: 'Noch {stock} übrig: genug für alle vor Ihnen und für Sie.',
+    oddsUnlikely: 'Noch {stock} übrig: vermutlich vergriffen, bevor Sie an der Reihe sind. Sie behalten Ihren Platz, falls wieder welche frei werden.',
   },
   it: {
     title: 'Sala d’attesa',
@@ -183,6 +191,8 @@ export const EUROPE: Record<string, RoomTexts> = {
     noScript: 'Questo controllo richiede JavaScript: attivalo e riprova.',
     problem: 'Non riusciamo a raggiungere la coda; questa pagina riprova da sola.',
     announce: 'Sei il numero {place} in coda. Attesa stimata: {wait}.',
+    oddsLikely: 'Ne restano {stock}: abbastanza per chi ti precede e per te.',
+    oddsUnlikely: 'Ne restano {stock}: probabilmente finiranno prima del tuo turno. Mantieni il tuo posto nel caso se ne liberino.',
   },
   nl: {
     title: 'Wachtruimte',
@@ -219,6 +229,8 @@ export const EUROPE: Record<string, RoomTexts> = {
     noScript: 'Deze controle heeft JavaScript nodig: zet het aan en probeer opnieuw.',
     problem: 'De rij is nu niet bereikbaar; deze pagina probeert het zelf opnieuw.',
     announce: 'Je bent nummer {place} in de rij. Geschatte wachttijd: {wait}.',
+    oddsLikely: 'Nog {stock} over: genoeg voor iedereen vóór je, en voor jou.',
+    oddsUnlikely: 'Nog {stock} over: waarschijnlijk op voordat je aan de beurt bent. Je houdt je plek voor het geval er weer vrijkomen.',
   },
   pl: {
     title: 'Poczekalnia',
@@ -255,6 +267,8 @@ export const EUROPE: Record<string, RoomTexts> = {
     noScript: 'Ta weryfikacja wymaga JavaScriptu: włącz go i spróbuj ponownie.',
     problem: 'Nie możemy teraz połączyć się z kolejką; strona spróbuje ponownie sama.',
     announce: 'Jesteś numerem {place} w kolejce. Szacowany czas: {wait}.',
+    oddsLikely: 'Zostało {stock}: wystarczy dla wszystkich przed Tobą i dla Ciebie.',
+    oddsUnlikely: 'Zostało {stock}: prawdopodobnie skończą się przed Twoją kolejką. Zachowujesz miejsce na wypadek, gdyby coś się zwolniło.',
   },
   ru: {
     title: 'Зал ожидания',
@@ -291,5 +305,7 @@ export const EUROPE: Record<string, RoomTexts> = {
     noScript: 'Для проверки нужен JavaScript: включите его и попробуйте снова.',
     problem: 'Не удаётся связаться с очередью; страница повторит попытку сама.',
     announce: 'Вы {place}-й в очереди. Ожидаемое время: {wait}.',
+    oddsLikely: 'Осталось {stock}: хватит всем перед вами и вам.',
+    oddsUnlikely: 'Осталось {stock}: скорее всего, закончатся до вашей очереди. Ваше место сохраняется на случай, если что-то освободится.',
   },
 };

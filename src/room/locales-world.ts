@@ -39,6 +39,8 @@ export const WORLD: Record<string, RoomTexts> = {
     noScript: 'Bu denetim JavaScript gerektirir: açın ve yeniden deneyin.',
     problem: 'Sıraya şu an ulaşılamıyor; bu sayfa kendisi yeniden deneyecek.',
     announce: 'Sırada {place}. sıradasınız. Tahmini bekleme: {wait}.',
+    oddsLikely: '{stock} kaldı: önünüzdeki herkese ve size yetecek kadar.',
+    oddsUnlikely: '{stock} kaldı: muhtemelen sıra size gelmeden tükenecek. Yeniden çıkarsa diye yeriniz korunuyor.',
   },
   ar: {
     title: 'غرفة الانتظار',
@@ -75,6 +77,8 @@ export const WORLD: Record<string, RoomTexts> = {
     noScript: 'يتطلب هذا التحقق JavaScript: فعّله ثم حاول الانضمام مجددًا.',
     problem: 'تعذّر الوصول إلى الطابور الآن؛ ستعيد هذه الصفحة المحاولة تلقائيًا.',
     announce: 'ترتيبك {place} في الطابور. مدة الانتظار المتوقعة: {wait}.',
+    oddsLikely: 'تبقّى {stock}: يكفي لكل من قبلك ولك.',
+    oddsUnlikely: 'تبقّى {stock}: على الأرجح سينفد قبل دورك. يبقى مكانك محفوظًا في حال توفّر المزيد.',
   },
   hi: {
     title: 'प्रतीक्षा कक्ष',
@@ -111,6 +115,8 @@ export const WORLD: Record<string, RoomTexts> = {
     noScript: 'इस जाँच के लिए JavaScript चाहिए: उसे चालू करके फिर से जुड़ें।',
     problem: 'अभी कतार तक नहीं पहुँच पाए; यह पेज अपने-आप फिर कोशिश करेगा।',
     announce: 'कतार में आपका नंबर {place} है। अनुमानित प्रतीक्षा: {wait}।',
+    oddsLikely: '{stock} बचे हैं: आपसे आगे सभी के लिए और आपके लिए काफ़ी।',
+    oddsUnlikely: '{stock} बचे हैं: शायद आपकी बारी से पहले ख़त्म हो जाएँ। अगर फिर से उपलब्ध हों तो आपकी जगह बनी रहेगी।',
   },
   ja: {
     title: '待合室',
@@ -147,6 +153,8 @@ export const WORLD: Record<string, RoomTexts> = {
     noScript: 'この確認にはJavaScriptが必要です。有効にしてからもう一度お試しください。',
     problem: '現在、列に接続できません。このページが自動で再試行します。',
     announce: 'あなたは{place}番目です。予想待ち時間: {wait}。',
+    oddsLikely: '残り{stock}点：前に並ぶ全員とあなたの分があります。',
+    oddsUnlikely: '残り{stock}点：あなたの番までに売り切れる見込みです。再入荷に備えて順番は保持されます。',
   },
   ko: {
     title: '대기실',
@@ -183,6 +191,8 @@ export const WORLD: Record<string, RoomTexts> = {
     noScript: '이 확인에는 JavaScript가 필요합니다. 켜고 다시 참여해 주세요.',
     problem: '지금은 대기열에 연결할 수 없습니다. 이 페이지가 자동으로 다시 시도합니다.',
     announce: '대기 순번 {place}번입니다. 예상 대기 시간: {wait}.',
+    oddsLikely: '남은 수량 {stock}개: 앞의 모든 분과 회원님께 충분합니다.',
+    oddsUnlikely: '남은 수량 {stock}개: 회원님 차례 전에 소진될 가능성이 높습니다. 다시 생길 경우를 위해 순서는 유지됩니다.',
   },
   zh: {
     title: '等候室',
@@ -219,6 +229,8 @@ export const WORLD: Record<string, RoomTexts> = {
     noScript: '此检查需要 JavaScript:请启用后重新加入。',
     problem: '暂时无法连接队列;此页面会自动重试。',
     announce: '您排在第 {place} 位。预计等待:{wait}。',
+    oddsLikely: '剩余 {stock} 件：足够您前面的所有人和您。',
+    oddsUnlikely: '剩余 {stock} 件：很可能在轮到您之前售罄。如有补货，您的位置仍会保留。',
   },
   id: {
     title: 'Ruang tunggu',
@@ -255,6 +267,8 @@ export const WORLD: Record<string, RoomTexts> = {
     noScript: 'Pemeriksaan ini memerlukan JavaScript: aktifkan lalu coba lagi.',
     problem: 'Antrean tidak dapat dihubungi saat ini; halaman ini mencoba lagi sendiri.',
     announce: 'Anda nomor {place} dalam antrean. Perkiraan waktu tunggu: {wait}.',
+    oddsLikely: 'Tersisa {stock}: cukup untuk semua orang di depan Anda, dan Anda.',
+    oddsUnlikely: 'Tersisa {stock}: kemungkinan habis sebelum giliran Anda. Tempat Anda tetap dijaga jika ada yang kembali tersedia.',
   },
   vi: {
     title: 'Phòng chờ',
@@ -291,5 +305,7 @@ export const WORLD: Record<string, RoomTexts> = {
     noScript: 'Bước kiểm tra này cần JavaScript: hãy bật lên rồi thử lại.',
     problem: 'Hiện không kết nối được hàng đợi; trang này sẽ tự thử lại.',
     announce: 'Bạn đứng thứ {place} trong hàng. Thời gian chờ ước tính: {wait}.',
+    oddsLikely: 'Còn {stock}: đủ cho mọi người phía trước bạn và cho bạn.',
+    oddsUnlikely: 'Còn {stock}: có thể sẽ hết trước lượt của bạn. Bạn vẫn giữ chỗ phòng khi có hàng trở lại.',
   },
 };

@@ -108,6 +108,7 @@ function room(r: RoomRender, view: RoomView | null): string {
 ${commitment}
 </div>
 <p class="waitgate-place" data-slot="place-line" data-ranked="${ranked}">${text(view, 'place-line')}</p>
+<p class="waitgate-odds" data-slot="odds">${text(view, 'odds')}</p>
 <progress class="waitgate-progress" max="100" value="${view?.progress ?? 0}" aria-label="${e(t.progress)}"></progress>
 <dl class="waitgate-figures">
 <div><dt>${e(t.ahead)}</dt><dd data-slot="ahead">${text(view, 'ahead')}</dd></div>

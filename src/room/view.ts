@@ -96,6 +96,8 @@ export function viewOf(position: Position, t: RoomTexts, locale: string, now: nu
     countdown: position.opensAt === null ? '' : formatCountdown((position.opensAt - now) / 1000, locale),
     'opens-at': position.opensAt === null ? '' : fill(t.opensAt, { time: formatTime(position.opensAt, locale, timeZone) }),
     expires: position.entryTokenExpiresAt === null ? '' : fill(t.readyText, { time: formatTime(position.entryTokenExpiresAt, locale, timeZone) }),
+    // The odds with stock set (empty without: the line hides itself).
+    odds: typeof position.likelyServed === 'boolean' && position.stockLeft !== null ? fill(position.likelyServed ? t.oddsLikely : t.oddsUnlikely, { stock: integer(locale, position.stockLeft) }) : '',
     announce: state === 'ready' ? t.readyTitle : ranked ? fill(t.announce, { place, wait }) : wait,
   };
   if (state === 'paused' || state === 'closed') slots.announce = `${slots['notice-title']}. ${slots['notice-message']}`;

@@ -11,24 +11,28 @@ export interface EnterArgs {
   notAfter: number | '';
   head: number | '';
   passthrough: string | null;
+  /** The caller's safety net, '|option|rate|burst|maxActive' (lua/includes/safetyNet.lua), or ''. */
+  net: string;
 }
 
 /** One enter, its deadline already on Redis's clock (undefined for none). */
 export function enterArgs(memberId: string, notAfter: number | undefined, options: EnterOptions): EnterArgs {
   const head = options.presenceHead ?? '';
   const passthrough = options.token !== undefined && options.tokenTtlMs !== undefined ? `|${options.tokenTtlMs}|${head}|${options.token}` : null;
-  return { id: memberId, notAfter: notAfter ?? '', head, passthrough };
+  const n = options.safetyNet;
+  const net = n && passthrough !== null ? `|${n.option ? 1 : 0}|${n.ratePerSecond}|${n.burst ?? -1}|${n.maxActive ?? -1}` : '';
+  return { id: memberId, notAfter: notAfter ?? '', head, passthrough, net };
 }
 
 /**
  * The script's ARGV after the generation: the batch's presence head (the first member's),
- * then two values per member: its id, and its deadline, or 'notAfter|ttl|head|token' with
+ * with the safety net of the first member that sent one (the members of a batch come from one instance), then two values per member: its id, and its deadline, or 'notAfter|ttl|head|token' with
  * a token or a presence head of its own.
  */
 export function encodeEnters(batch: readonly EnterArgs[]): Array<string | number> {
   const head = batch[0]!.head;
   const args = new Array<string | number>(1 + batch.length * 2);
-  args[0] = head;
+  args[0] = `${head}${batch.find((e) => e.net !== '')?.net ?? ''}`;
   for (let i = 0, at = 1; i < batch.length; i++) {
     const e = batch[i]!;
     args[at++] = e.id;

@@ -22,6 +22,8 @@ export interface QueueKeys {
   entries: string;
   /** zset member -> revoked at (ms): signed passes ended by WaitingQueue.revoke, kept a while. */
   revoked: string;
+  /** list: the audit trail of the controls, newest first, capped (lua/includes/controlsLog.lua). */
+  log: string;
 }
 
 /** The hash tag shared by a queue's keys: `{<prefix>:<name>}`. In Redis Cluster they all live in its slot. */
@@ -42,5 +44,6 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     seen: `${tag}:seen`,
     entries: `${tag}:entries`,
     revoked: `${tag}:revoked`,
+    log: `${tag}:log`,
   };
 }

@@ -24,6 +24,8 @@ import type {
 } from './store.js';
 import { admit } from './memory/admission.js';
 import { setControls, storedControls } from './memory/controls.js';
+import { controlsLog } from './memory/controls-log.js';
+import type { ControlsLogEntry } from '../controls-log.js';
 import { enter, memberSnapshot } from './memory/entry.js';
 import { inspect, queueSnapshot, stats } from './memory/snapshots.js';
 import { newQueueState, type QueueState } from './memory/state.js';
@@ -129,6 +131,10 @@ export class MemoryStore implements Store {
 
   async controls(queue: string): Promise<StoredControls> {
     return storedControls(this.#queue(queue), this.#now());
+  }
+
+  async controlsLog(queue: string, limit: number): Promise<ControlsLogEntry[]> {
+    return controlsLog(this.#queue(queue), limit);
   }
 
   #queue(name: string): QueueState {

@@ -2,15 +2,15 @@
 // documented in its script's header; the indices live here and nowhere else.
 
 import type { QueueMode } from '../controls.js';
-import { QueueClosedError, WaitgateConfigError } from '../errors.js';
+import { QueueClosedError } from '../errors.js';
 import { WAIT_SLOTS, parseWaitSlot } from '../queue-figures.js';
 import { CLAIM_STATUS, POSITION_STATUS } from './status-codes.js';
 import type { MemberInspection } from '../types.js';
-import type { AdmissionWindow, ClaimResult, ControlsView, MemberSnapshot, QueueSnapshot, StatsSnapshot, StoredControls } from './store.js';
+import type { AdmissionWindow, ClaimResult, ControlsView, MemberSnapshot, QueueSnapshot, StatsSnapshot } from './store.js';
 
 /** A script's reply as ioredis hands it over. */
 export type Reply = Array<string | number | null>;
-type Value = Reply[number] | undefined;
+export type Value = Reply[number] | undefined;
 
 /** lua/includes/generation.lua: the queue's state vanished. */
 export const STATE_LOST = -1;
@@ -20,7 +20,7 @@ export function isStateLost(reply: unknown): boolean {
   return reply === STATE_LOST || (Array.isArray(reply) && reply.length === 1 && reply[0] === STATE_LOST);
 }
 
-const num = (v: Value): number | null => (v === null || v === undefined || v === '' ? null : Number(v));
+export const num = (v: Value): number | null => (v === null || v === undefined || v === '' ? null : Number(v));
 
 /** The values of lua/includes/admissionWindow.lua WINDOW_FIELDS, starting at `at`. */
 function decodeWindow(r: Reply, at: number): AdmissionWindow {
@@ -38,14 +38,17 @@ function decodeWindow(r: Reply, at: number): AdmissionWindow {
 const WINDOW_LENGTH = 7;
 
 const MODES: readonly QueueMode[] = ['open', 'paused', 'passthrough', 'closed'];
-const str = (v: Value): string | null => (v === null || v === undefined || v === '' ? null : String(v));
+export const str = (v: Value): string | null => (v === null || v === undefined || v === '' ? null : String(v));
 /** A stored mode, or null for none (or one this version does not know). */
-const modeOf = (v: Value): QueueMode | null => {
+export const modeOf = (v: Value): QueueMode | null => {
   const mode = str(v);
   return mode !== null && (MODES as readonly string[]).includes(mode) ? (mode as QueueMode) : null;
 };
 
-/** The values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr cb ar sk sa), starting at `at`. */
+/** A stored flag: '1' true, '0' false, absent null (never set). */
+export const flagOf = (v: Value): boolean | null => (str(v) === '1' ? true : str(v) === '0' ? false : null);
+
+/** The values of lua/includes/controls.lua POSITION_CONTROL_FIELDS (cm cx co cs pb cr cb ar sk sa cn), starting at `at`. */
 function decodeControlsView(r: Reply, at: number): ControlsView {
   return {
     mode: modeOf(r[at]) ?? 'open',
@@ -58,10 +61,11 @@ function decodeControlsView(r: Reply, at: number): ControlsView {
     adaptiveRate: num(r[at + 7]),
     stockLeft: num(r[at + 8]),
     stockAvailable: num(r[at + 9]),
+    safetyNet: flagOf(r[at + 10]),
   };
 }
 
-const CONTROLS_LENGTH = 10;
+const CONTROLS_LENGTH = 11;
 
 /** lua/includes/controls.lua: codes of enter replies that are not a position. */
 const QUEUE_CLOSED = -2;
@@ -343,40 +347,6 @@ export function decodeClaim(r: Reply): ClaimResult {
   if (status === 'INVALID') return { status };
   if (status === 'IN_USE') return { status, leaseExpiresAt: Number(r[1]), now: Number(r[2]) };
   throw new Error(`claimToken replied with an unknown status ${String(r[0])}`);
-}
-
-/** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation, ar, sk, sm }. */
-export function decodeControls(r: Reply): { controls: StoredControls; generation: Value } {
-  const maxActive = num(r[5]);
-  return {
-    generation: r[11],
-    controls: {
-      now: Number(r[0]),
-      mode: modeOf(r[1]),
-      message: str(r[2]),
-      admitRatePerSecond: num(r[3]),
-      admitBurst: num(r[4]),
-      maxActive: maxActive === null ? undefined : maxActive < 0 ? null : maxActive,
-      opensAt: num(r[6]),
-      shuffle: str(r[7]) === '1',
-      drawSeed: str(r[8]),
-      drawCommitment: str(r[9]),
-      version: num(r[10]) ?? 0,
-      adaptiveRate: num(r[12]),
-      stock: num(r[13]),
-      soldOutMessage: str(r[14]),
-    },
-  };
-}
-
-/** The field names of lua/setControls-2.lua's refusals, as the patch names them. */
-const PATCH_FIELD: Readonly<Record<string, string>> = { opensAt: 'opensAt', shuffle: 'shuffle' };
-
-/** lua/setControls-2.lua: { 1, version } or { 0, field, reason } (throws {@link WaitgateConfigError}). */
-export function decodeSetControls(r: Reply): { version: number } {
-  if (Number(r[0]) === 1) return { version: Number(r[1]) };
-  const field = String(r[1]);
-  throw new WaitgateConfigError(PATCH_FIELD[field] ?? field, String(r[2]));
 }
 
 /** One member's outcome in a batch: its value, or its own error (the others' stand). */

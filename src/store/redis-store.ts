@@ -3,11 +3,12 @@
 // (script-client.ts: ioredis-client.ts, node-redis-client.ts), reply decoding (redis-replies.ts), generations (generations.ts), Redis's clock
 // (redis-clock.ts) and the eviction check (eviction-policy.ts) live beside it.
 
-import { encodeControlsPatch } from './redis-controls.js';
+import { decodeControls, decodeSetControls, encodeControlsPatch, encodeLimits } from './redis-controls.js';
 import { z } from 'zod';
 import { QueueStateLostError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
 import { encodeEnters, enterArgs, type EnterArgs } from './enter-batch.js';
+import { decodeLogEntry, type ControlsLogEntry } from '../controls-log.js';
 import { checkEvictionPolicy } from './eviction-policy.js';
 import { Generations } from './generations.js';
 import { GroupCommit, type BatchReply } from './group-commit.js';
@@ -19,10 +20,8 @@ import {
   expandPosition,
   decodeAdmit,
   decodeClaim,
-  decodeControls,
   decodePosition,
   decodeQueueSnapshot,
-  decodeSetControls,
   decodeInspect,
   decodeStats,
   decodeEnterBatch,
@@ -252,7 +251,7 @@ export class RedisStore implements Store {
       (await this.#call<number>(
         queue,
         'consume',
-        [k.tokens, k.active, k.leases, k.consumed, k.meta],
+        [k.tokens, k.active, k.leases, k.consumed, k.meta, k.log],
         [request.memberId, request.claimId, request.rememberMs, request.leaseMs ?? ''],
       )) === 1
     );
@@ -327,8 +326,14 @@ export class RedisStore implements Store {
   async setControls(queue: string, request: ControlsRequest): Promise<{ version: number }> {
     const k = this.#keysOf(queue);
     const pairs = encodeControlsPatch(request.patch);
-    const reply = await this.#call<Reply>(queue, 'setControls', [k.waiting, k.meta], [request.seed, request.commitment, ...pairs]);
-    return decodeSetControls(reply);
+    const limits = request.limits ? encodeLimits(request.limits) : '-';
+    const args = [request.seed, request.commitment, request.actor ?? '', JSON.stringify(request.patch), limits, ...pairs];
+    return decodeSetControls(await this.#call<Reply>(queue, 'setControls', [k.waiting, k.meta, k.log], args));
+  }
+
+  async controlsLog(queue: string, limit: number): Promise<ControlsLogEntry[]> {
+    const entries = await this.#call<string[]>(queue, 'controlsLog', [this.#keysOf(queue).log], [limit]);
+    return entries.map(decodeLogEntry);
   }
 
   async controls(queue: string): Promise<StoredControls> {

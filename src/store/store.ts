@@ -2,7 +2,7 @@
 // exchanges with WaitingQueue. Exported for custom stores; users of WaitingQueue
 // see only the results in types.ts.
 
-import type { ControlsPatch, MemberInspection, PositionStatus, QueueMode, QueueTotals, WaitSlot } from '../types.js';
+import type { ControlLimits, ControlsLogEntry, ControlsPatch, MemberInspection, PositionStatus, QueueMode, QueueTotals, WaitSlot } from '../types.js';
 
 /**
  * The controls a position shows, as the store read them with it. Optional in
@@ -26,6 +26,8 @@ export interface ControlsView {
   stockLeft?: number | null;
   /** Stock left minus the tokens in play at the last admission step or consume: the ranks below it are likely served. */
   stockAvailable?: number | null;
+  /** The safety net as set through the controls; null (or absent, for custom stores) when unset: the instance's option applies. */
+  safetyNet?: boolean | null;
 }
 
 /** The controls as stored: null where a field was never set (maxActive: undefined never set, null no cap). */
@@ -43,6 +45,10 @@ export interface StoredControls {
   stock?: number | null;
   /** The sold-out message set; null: the default. Optional for custom stores. */
   soldOutMessage?: string | null;
+  /** The safety net set through the controls; null when unset (the instances' option applies). Optional for custom stores. */
+  safetyNet?: boolean | null;
+  /** The limits kept with the controls (a queue with `limits` wrote them); {} for none. Optional for custom stores. */
+  limits?: ControlLimits;
   version: number;
   /** The store's clock, epoch ms. */
   now: number;
@@ -57,6 +63,10 @@ export interface ControlsRequest {
   seed: string;
   /** SHA-256 of the seed's bytes, hex. */
   commitment: string;
+  /** Who makes the change, recorded in the controls log; absent: null. Optional for custom stores. */
+  actor?: string;
+  /** The caller's `limits`, kept with the controls for every writer (absent: those kept stay); a patch beyond the limits in force is refused. */
+  limits?: ControlLimits;
 }
 
 /** Recent admissions, kept by the store as two fixed windows read as a sliding one. */
@@ -327,6 +337,8 @@ export interface Store {
   setControls?(queue: string, request: ControlsRequest): Promise<{ version: number }>;
   /** Optional: the controls as stored. */
   controls?(queue: string): Promise<StoredControls>;
+  /** Optional: the last `limit` changes of the controls, newest first (the audit trail, capped at CONTROLS_LOG_CAP). */
+  controlsLog?(queue: string, limit: number): Promise<ControlsLogEntry[]>;
   /**
    * Optional: what an instance answered lately (at most 1,000 ids a call): `seen`,
    * waiting members near the head (their last-seen time is set, if they still wait);
@@ -362,6 +374,23 @@ export interface EnterOptions {
   token?: string;
   /** That token's TTL, ms. */
   tokenTtlMs?: number;
+  /**
+   * The caller's safety net (sent with `token`): its option and the rate, burst and cap it
+   * admits with where the controls set none. The store lets a new member in at once with
+   * `token` while nobody waits and these allow; the control `safetyNet` overrides `option`.
+   */
+  safetyNet?: SafetyNetRequest;
   /** A waiting member whose rank is below this has its enter recorded as a sign of life (abandonAfterSeconds). */
   presenceHead?: number;
+}
+
+/** {@link EnterOptions.safetyNet}: what the store needs to judge an instant entry. */
+export interface SafetyNetRequest {
+  /** The caller's `safetyNet` option, in force while the controls set none. */
+  option: boolean;
+  ratePerSecond: number;
+  /** null: the burst follows the rate in force. */
+  burst: number | null;
+  /** null: no cap. */
+  maxActive: number | null;
 }

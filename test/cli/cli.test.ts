@@ -5,6 +5,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -65,7 +66,7 @@ describe('help and usage errors (no Redis needed)', { timeout: 20_000 }, () => {
   it('--help lists every command, and each command has its own help', async () => {
     const help = await cli(['--help']);
     expect(help.code).toBe(0);
-    for (const command of ['status', 'watch', 'pause', 'resume', 'close', 'passthrough', 'set', 'schedule', 'inspect', 'draw']) {
+    for (const command of ['status', 'watch', 'pause', 'resume', 'close', 'passthrough', 'set', 'schedule', 'inspect', 'draw', 'log']) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
     const set = await cli(['set', '--help']);
@@ -115,15 +116,15 @@ describe('against Redis', { timeout: 20_000 }, () => {
     expect(status.stats.admittedPerSecond).toBeCloseTo(stats.admittedPerSecond, 0);
     expect(status.stats).toMatchObject({ waiting: 3, active: 3, totals: { entered: 6, admitted: 3 } });
     // Never set through the controls: the instances' own options, which the command cannot know.
-    expect(status.controls.unset).toEqual(['admitRatePerSecond', 'admitBurst', 'maxActive']);
-    expect(status.controls).toMatchObject({ admitRatePerSecond: null, admitBurst: null, maxActive: null });
-    const { admitRatePerSecond: _r, admitBurst: _b, maxActive: _m, ...rest } = await queue.controls();
+    expect(status.controls.unset).toEqual(['admitRatePerSecond', 'admitBurst', 'maxActive', 'safetyNet']);
+    expect(status.controls).toMatchObject({ admitRatePerSecond: null, admitBurst: null, maxActive: null, safetyNet: null });
+    const { admitRatePerSecond: _r, admitBurst: _b, maxActive: _m, safetyNet: _n, ...rest } = await queue.controls();
     expect(status.controls).toMatchObject(rest);
     const text = await cli(['status', '--queue', queue.name]);
     expect(text.stdout).toMatch(/^rate\s+instances' option$/m);
     expect(text.stdout).not.toContain('7/s'); // the app's option is not the command's to show
 
-    await queue.setControls({ admitRatePerSecond: 9, admitBurst: 4, maxActive: 5 });
+    await queue.setControls({ admitRatePerSecond: 9, admitBurst: 4, maxActive: 5, safetyNet: false });
     const after = json<{ controls: QueueControls & { unset: string[] } }>(await cli(['status', '--queue', queue.name, '--json']));
     const { unset, ...controls } = after.controls;
     expect(unset).toEqual([]);
@@ -176,6 +177,37 @@ describe('against Redis', { timeout: 20_000 }, () => {
     expect(auto.code, auto.stderr).toBe(0);
     expect(await queue.controls()).toMatchObject({ admitRatePerSecond: 7 });
     expect(await store.controls(queue.name)).toMatchObject({ admitRatePerSecond: null });
+  });
+
+  it('log shows every change with its actor (--actor, else the OS user); limits kept by a running queue refuse the command with exit 2', async () => {
+    const name = uniqueName('cli');
+    const guarded = new WaitingQueue({ store: new RedisStore({ client }), name, limits: { maxRatePerSecond: 50, maxActive: 10 } });
+    await guarded.setControls({ mode: 'paused' }, { actor: 'app' });
+    const set = await cli(['set', '--queue', name, '--rate', '20', '--safety-net', 'on', '--actor', 'alice']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(/safety net\s+on/);
+    expect((await cli(['resume', '--queue', name])).code).toBe(0);
+    for (const args of [
+      ['set', '--queue', name, '--rate', '51'],
+      ['set', '--queue', name, '--max-active', 'none'],
+    ]) {
+      const refused = await cli(args);
+      expect(refused.code, refused.stdout).toBe(2);
+      expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(refused.stderr).toMatch(/limits\./);
+    }
+    const log = await cli(['log', '--queue', name, '--json']);
+    expect(log.code, log.stderr).toBe(0);
+    const { entries } = json<{ entries: Array<{ actor: string | null; patch: object; version: number; at: number }> }>(log);
+    expect(entries.map((e) => [e.actor, e.patch, e.version])).toEqual([
+      [userInfo().username, { mode: 'open' }, 3],
+      ['alice', { admitRatePerSecond: 20, safetyNet: true }, 2],
+      ['app', { mode: 'paused' }, 1],
+    ]);
+    expect(await guarded.controlsLog()).toEqual(entries);
+    const text = await cli(['log', '--queue', name, '--limit', '1']);
+    expect(text.stdout).toContain('v3');
+    expect((await cli(['log', '--queue', name, '--limit', '0'])).code).toBe(2);
   });
 
   it('inspect shows a READY member and never its token', async () => {

@@ -52,7 +52,8 @@ beforeAll(async () => {
       res.on('finish', () => posts.push({ origin: req.headers.origin, site: req.get('sec-fetch-site'), cookie: isOperator(req), status: res.statusCode }));
     next();
   });
-  app.use('/ops/waitgate', createDashboard({ queues: [queue, other], authorize: isOperator }));
+  // authorize names the operator: the name is the actor of their changes in the controls log.
+  app.use('/ops/waitgate', createDashboard({ queues: [queue, other], authorize: (req) => (isOperator(req) ? 'ops@example' : false) }));
   url = `${await listen(createServer(app))}/ops/waitgate/`;
   crowd = startCrowd(queue, { arrivals: (t) => 6 + 4 * Math.sin(t / 4) });
   operator = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -171,6 +172,8 @@ describe('dashboard in a browser', () => {
     expect(await queue.controls()).toMatchObject({ mode: 'paused', message: 'Restocking: back in five minutes' });
     await expect.poll(() => page.getByTestId('mode').textContent()).toBe('Paused');
     expect(await page.getByTestId('toast').textContent()).toMatch(/Applied to “sneaker-drop”/);
+    // The audit trail on the page: who (what authorize returned), the version and the patch.
+    await expect.poll(() => page.getByTestId('controls-log').locator('li').first().textContent()).toMatch(/ · v\d+ · ops@example · \{"mode":"paused","message":"Restocking/);
 
     // Cancel changes nothing.
     const version = (await queue.controls()).version;

@@ -185,6 +185,21 @@ describe.each(Object.keys(MOUNTS) as Array<keyof typeof MOUNTS>)('dashboard on %
     expect(resumed.json()).toMatchObject({ controls: { mode: 'open', message: null, version: 2 } });
   });
 
+  it('records what authorize returns as the actor of a change, and shows the log', async () => {
+    const { queue, post, get } = await start(mount, { authorize: (req) => (req.headers['x-operator'] === 'yes' ? 'alice@ops' : false) });
+    expect((await post({ queue: 'orders', patch: { safetyNet: true } })).status).toBe(200);
+    const [entry] = await queue.controlsLog();
+    expect(entry).toMatchObject({ actor: 'alice@ops', patch: { safetyNet: true }, version: 1 });
+    const body = (await get('/api/queues/orders')).json() as { log: unknown[]; controls: { safetyNet: boolean } };
+    expect(body.log).toEqual([entry]);
+    expect(body.controls.safetyNet).toBe(true);
+    // Beyond the queue's limits: 400 naming the field, nothing written.
+    const refused = await post({ queue: 'orders', patch: { admitRatePerSecond: 5000 } });
+    expect(refused.status).toBe(400);
+    expect(refused.json()).toMatchObject({ error: { code: 'CONFIG_INVALID', option: 'patch.admitRatePerSecond' } });
+    expect(await queue.controlsLog()).toHaveLength(1);
+  });
+
   it('refuses a state change from anywhere but its own origin, and writes nothing', async () => {
     const { queue, base, operator } = await start(mount);
     const patch = JSON.stringify({ queue: 'orders', patch: { mode: 'paused' } });
@@ -263,7 +278,7 @@ describe.each(Object.keys(MOUNTS) as Array<keyof typeof MOUNTS>)('dashboard on %
 });
 
 describe('dashboard details', () => {
-  it('refuses (403) when authorize throws or answers anything but true, and awaits an async one', async () => {
+  it('refuses (403) when authorize throws or answers anything but true or a name, and awaits an async one', async () => {
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.message);
     process.on('warning', onWarning);
@@ -274,8 +289,10 @@ describe('dashboard details', () => {
         },
       });
       expect((await throwing.get('/')).status).toBe(403);
-      const truthy = await start('node:http', { authorize: (() => 'yes') as unknown as () => boolean });
+      const truthy = await start('node:http', { authorize: (() => 1) as unknown as () => boolean });
       expect((await truthy.get('/')).status).toBe(403);
+      const unnamed = await start('node:http', { authorize: () => '' });
+      expect((await unnamed.get('/')).status).toBe(403);
       const later = await start('node:http', { authorize: async (req) => req.headers['x-operator'] === 'yes' });
       expect((await later.get('/')).status).toBe(200);
       await new Promise((r) => setImmediate(r));

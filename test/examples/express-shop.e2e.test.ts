@@ -196,6 +196,28 @@ describe('example shop in a browser', () => {
     await screenshot(frank.page, 'waiting-room-sold-out.png');
   });
 
+  it('tells each waiting shopper the odds the stock gives, and shows the sold-out panel when the last pair goes', async () => {
+    const shop = await shopWithControls('e2e-odds');
+    await shop.queue.setControls({ stock: 2 });
+    for (const early of ['early-1', 'early-2']) await shop.queue.enter(early);
+    const gina = await shopper(shop.url); // third in line, two pairs left
+    await expect.poll(() => slot(gina.page, 'place-line')).toBe(place(3));
+    await expect.poll(() => slot(gina.page, 'odds')).toBe('2 pairs left: they will likely be gone before your turn. You keep your place in case some come back.');
+    await shop.queue.setControls({ stock: 5 });
+    await expect.poll(() => slot(gina.page, 'odds')).toBe('5 pairs left: enough for everyone ahead of you, and you.');
+    await expectNoBlanks(gina.page);
+    await screenshot(gina.page, 'shop-odds.png');
+    // The last pair sold: the queue closes itself, and a newcomer sees the sold-out panel.
+    await shop.queue.setControls({ stock: 1 });
+    const [first] = await shop.queue.admit();
+    expect(await shop.queue.consume(await shop.queue.claim(first!.memberId, first!.entryToken))).toBe(true);
+    await expect.poll(() => slot(gina.page, 'notice-message')).toBe('Sold out');
+    const hank = await shopper(shop.url);
+    await expect.poll(() => slot(hank.page, 'refused-message')).toBe('Sold out');
+    await expectNoBlanks(hank.page);
+    await screenshot(hank.page, 'shop-stock-sold-out.png');
+  });
+
   it('lets only the operator change the controls, and answers 4xx to a bad patch', async () => {
     const off = await shopWithControls('e2e-admin-off');
     expect((await operator(off.url, { mode: 'paused' })).status).toBe(403);

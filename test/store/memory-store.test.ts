@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitgateConfigError, WaitingQueue } from '../../src/index.js';
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
+import { describeAlwaysOnContract } from '../contract/always-on-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
@@ -32,6 +33,13 @@ describeControlsContract('MemoryStore', {
 });
 
 describeStockContract('MemoryStore', {
+  async create() {
+    const clock = fakeClock();
+    return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
+  },
+});
+
+describeAlwaysOnContract('MemoryStore', {
   async create() {
     const clock = fakeClock();
     return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };

@@ -110,6 +110,8 @@ async function fullLifecycle(queue: WaitingQueue): Promise<void> {
   await queue.leave('x:y');
   await queue.leave(admissions[3]!.memberId);
   await queue.revoke(a!.memberId); // the revocations key (signed passes)
+  await queue.setControls({ message: 'Hello' }, { actor: 'ops' }); // the controls log
+  expect(await queue.controlsLog()).toHaveLength(1);
   expect((await queue.stats()).claimed).toBe(1);
 }
 

@@ -17,6 +17,7 @@ import {
 } from '../../src/index.js';
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
+import { describeAlwaysOnContract } from '../contract/always-on-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
@@ -59,6 +60,12 @@ describeControlsContract('RedisStore', {
 });
 
 describeStockContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeAlwaysOnContract('RedisStore', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },

@@ -248,7 +248,20 @@
     setText('c-shuffle', c.shuffle ? 'yes, places drawn at the opening' : 'no');
     setText('c-commitment', c.drawCommitment || '—');
     setText('c-seed', c.drawSeed || (c.drawCommitment ? 'published at the opening' : '—'));
+    setText('c-safety-net', c.safetyNet ? 'on: instant entry while nobody waits' : 'off');
+    setText('c-stock', c.stock === null || c.stock === undefined ? 'not set' : `${count(c.stock)} left`);
     fillForms(c);
+  }
+
+  /** The audit trail: newest first, who changed what. */
+  function showLog(entries) {
+    const items = entries.map((e) => {
+      const li = document.createElement('li');
+      const what = JSON.stringify(e.patch) + (e.drawCommitment ? ` · draw commitment ${e.drawCommitment.slice(0, 16)}…` : '');
+      li.textContent = `${when(e.at)} · v${e.version} · ${e.actor === null ? 'no actor' : e.actor} · ${what}`;
+      return li;
+    });
+    $('controls-log').replaceChildren(...items);
   }
 
   function showOpening() {
@@ -315,6 +328,7 @@
     if (answer) {
       lastOk = Date.now();
       showControls(answer.controls);
+      showLog(answer.log || []);
       showStats(answer.stats);
       record(answer.stats, answer.controls);
       setStatus('live', `Live · ${new Date(lastOk).toLocaleTimeString()}`);

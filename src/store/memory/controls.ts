@@ -1,10 +1,11 @@
-// Runtime controls (mirrors lua/setControls-2.lua and lua/controls-1.lua): a patch
+// Runtime controls (mirrors lua/setControls-3.lua and lua/controls-1.lua): a patch
 // applied with what only the store can judge (the pre-queue, a committed draw).
 
 import { WaitgateConfigError } from '../../errors.js';
 import type { ControlsRequest, StoredControls } from '../store.js';
 import { beforeOpening, type Controls, type QueueState } from './state.js';
 import { closeSoldOut } from './stock.js';
+import { checkKeptLimits, keptLimits, logChange } from './controls-log.js';
 
 /** lua/includes/controls.lua DRAW_RANGE: 2^40. */
 const DRAW_RANGE = 2 ** 40;
@@ -12,6 +13,7 @@ const DRAW_RANGE = 2 ** 40;
 export function setControls(q: QueueState, now: number, request: ControlsRequest): { version: number } {
   const current = q.controls;
   const p = request.patch;
+  checkKeptLimits(q, p, request.limits);
   const next: Controls = { ...current };
   if (p.mode !== undefined) next.mode = p.mode;
   if (p.message !== undefined) next.message = p.message ?? undefined;
@@ -22,11 +24,12 @@ export function setControls(q: QueueState, now: number, request: ControlsRequest
   if (p.shuffle !== undefined) next.shuffle = p.shuffle;
   if (p.stock !== undefined) next.stock = p.stock ?? undefined;
   if (p.soldOutMessage !== undefined) next.soldOutMessage = p.soldOutMessage ?? undefined;
+  if (p.safetyNet !== undefined) next.safetyNet = p.safetyNet;
 
   // A patch that changes nothing is answered as applied (a re-sent call), writing nothing.
-  const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle', 'stock', 'soldOutMessage'] as const;
+  const fields = ['mode', 'message', 'rate', 'burst', 'maxActive', 'opensAt', 'shuffle', 'stock', 'soldOutMessage', 'safetyNet'] as const;
   if (fields.every((f) => next[f] === current[f])) return { version: current.version };
-  // What only the store can judge (mirrors lua/setControls-2.lua).
+  // What only the store can judge (mirrors lua/setControls-3.lua).
   const pendingBefore = beforeOpening(current, now);
   const pendingAfter = beforeOpening(next, now);
   // Removing the opening only opens the queue: no new draw (schedule --cancel after it passed).
@@ -65,6 +68,8 @@ export function setControls(q: QueueState, now: number, request: ControlsRequest
     if (next.stock === 0) Object.assign(next, { mode: 'closed', message: closeSoldOut(next).message });
   }
   q.controls = next;
+  const drawCommitment = next.commitment !== current.commitment ? next.commitment : undefined;
+  logChange(q, { at: now, actor: request.actor ?? null, patch: structuredClone(p), version: next.version, ...(drawCommitment ? { drawCommitment } : {}) });
   return { version: next.version };
 }
 
@@ -83,6 +88,8 @@ export function storedControls(q: QueueState, now: number): StoredControls {
     drawCommitment: c.commitment ?? null,
     stock: c.stock ?? null,
     soldOutMessage: c.soldOutMessage ?? null,
+    safetyNet: c.safetyNet ?? null,
+    limits: keptLimits(q),
     version: c.version,
     adaptiveRate: q.adaptive?.rate ?? null,
   };

@@ -3,8 +3,8 @@
 
 import { drawScore } from '../../controls.js';
 import { QueueClosedError } from '../../errors.js';
-import { recordWaits } from '../../queue-figures.js';
 import type { EnterOptions, MemberSnapshot } from '../store.js';
+import { issueAtOnce, netTakes } from './safety-net.js';
 import { beforeOpening, controlsView, deadlineOf, type QueueState } from './state.js';
 
 /** `options.notAfter` is not needed here: an in-process call cannot arrive late. */
@@ -23,10 +23,12 @@ export function enter(q: QueueState, memberId: string, now: number, options: Ent
   // pre-queues) and with stock (then it joins the line: admission keeps within the stock).
   if (c.mode === 'passthrough' && !beforeOpening(c, now) && c.stock === undefined) {
     if (options.token === undefined || options.tokenTtlMs === undefined) return { ...memberSnapshot(q, memberId, now), needsToken: true };
-    q.tokens.set(memberId, { token: options.token, tokenExp: now + options.tokenTtlMs, claimId: null, claimExp: 0, pickupBy: 0 });
-    q.totals.entered++;
-    q.totals.admitted++;
-    recordWaits(q.waitSlots, now, [0]);
+    issueAtOnce(q, memberId, now, options.token, options.tokenTtlMs);
+    return { ...memberSnapshot(q, memberId, now), joined: true };
+  }
+  // The safety net: nobody waiting, and the bucket, maxActive and stock allow.
+  if (netTakes(q, now, options)) {
+    issueAtOnce(q, memberId, now, options.token!, options.tokenTtlMs!);
     return { ...memberSnapshot(q, memberId, now), joined: true };
   }
   const seq = ++q.seq;

@@ -80,6 +80,8 @@ export interface Controls {
   soldOutMessage?: string;
   /** Stock left minus the tokens in play, as the last admission step saw it (mirrors meta sa). */
   stockAvailable?: number;
+  /** The safety net (mirrors meta cn); undefined: the caller's option. */
+  safetyNet?: boolean;
 }
 
 /** A queue nobody has written yet. */
@@ -135,5 +137,6 @@ export function controlsView(c: Controls, adaptiveRate: number | undefined): Con
     adaptiveRate: adaptiveRate ?? null,
     stockLeft: c.stock ?? null,
     stockAvailable: c.stockAvailable ?? null,
+    safetyNet: c.safetyNet ?? null,
   };
 }

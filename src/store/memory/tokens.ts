@@ -1,7 +1,9 @@
 // What happens to an issued token: claimed for an order, consumed, released, left,
-// picked up (mirrors lua/claimToken-4.lua, consume-5.lua, release-4.lua, leave-6.lua
+// picked up (mirrors lua/claimToken-4.lua, consume-6.lua, release-4.lua, leave-6.lua
 // and touchMembers-5.lua).
 
+import { STOCK_ACTOR } from '../../controls-log.js';
+import { logChange } from './controls-log.js';
 import { ORDER_WINDOW_MS } from '../../admission-control.js';
 import type { ClaimRequest, ClaimResult, ConsumeRequest, ReleaseRequest } from '../store.js';
 import { deadlineOf, sameToken, type QueueState, type TokenRecord } from './state.js';
@@ -27,7 +29,11 @@ export function consume(q: QueueState, now: number, request: ConsumeRequest): bo
   for (const [claimId, forgetAt] of q.consumed) if (forgetAt <= now) q.consumed.delete(claimId);
   q.consumed.set(request.claimId, now + request.rememberMs);
   q.totals.consumed++;
-  q.controls = sellOne(q.controls);
+  const before = q.controls;
+  q.controls = sellOne(before);
+  // The last unit: the queue closed itself, recorded in the controls log.
+  const c = q.controls;
+  if (c.mode === 'closed' && before.mode !== 'closed') logChange(q, { at: now, actor: STOCK_ACTOR, patch: { mode: 'closed', message: c.message! }, version: c.version });
   if (!record.leaseCounted) q.orders.record(now, settled(record, now, request.leaseMs, false));
   return true;
 }

@@ -13,6 +13,8 @@
   KEYS[4] consumed  zset claim id -> forget-after (ms)
   KEYS[5] meta      hash: gen, tc (tokens consumed since the queue began), the order window,
                     the stock (lua/includes/stock.lua): one unit less; the last closes the queue
+  KEYS[6] log       list: the audit trail (lua/includes/controlsLog.lua), where closing sold
+                    out is recorded with the actor STOCK_ACTOR
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
   ARGV[3] claim id   ARGV[4] how long to remember the consume (ms)
@@ -27,6 +29,7 @@
 --- @include "generation"
 --- @include "orderHealth"
 --- @include "stock"
+--- @include "controlsLog"
 
 local expected, member, claimId, remember, lease = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5] or '')
 if not (expected and member and claimId and claimId ~= '' and remember and remember > 0) then
@@ -46,7 +49,11 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 redis.call('ZADD', KEYS[4], now + remember, claimId)
 redis.call('HINCRBY', KEYS[5], 'tc', 1) -- the consumed total (lua/includes/queueFigures.lua)
 local sold = sellOne(unpack(redis.call('HMGET', KEYS[5], 'sk', 'sm', 'cv')))
-if #sold > 0 then redis.call('HSET', KEYS[5], unpack(sold)) end
+if #sold > 0 then
+  redis.call('HSET', KEYS[5], unpack(sold))
+  -- The last unit: the queue closed itself (the fields after sk: cm, cx, cv).
+  if #sold > 2 then logChange(KEYS[6], now, STOCK_ACTOR, cjson.encode({ mode = sold[4], message = sold[6] }), tonumber(sold[8])) end
+end
 if leased and lease and record.claimExp > 0 then
   recordOrders(KEYS[5], now, 1, 0, math.max(0, now - (record.claimExp - lease)), 1)
 elseif leased then
