@@ -33,6 +33,7 @@ export type { Position, PositionStatus, Admission, AdmittedMember, Claim, QueueS
 export type { SigningOptions, SigningKeyOption, PublicJwk } from './signing/keys.js';
 export type { EntryPassKeys, EntryPassJwk } from './pass/verify.js';
 export { drawOrder, type QueueControls, type ControlsPatch, type QueueMode } from './controls.js';
+export type { DrawReport } from './draw-report.js';
 // For custom stores: the Store interface and what it exchanges with WaitingQueue.
 export type {
   Store,

@@ -18,6 +18,7 @@ import { withShadowed } from './shadowed.js';
 import { QueueEvents, REPORT_ERROR, admittedEvent, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
 import { signedAdmissions, signedPosition, storeTokenOf, type EntryPassKeys } from './signing/pass-signer.js';
 import { REVOCATION_RETAIN_MS, storeThat } from './store-capability.js';
+import { readDrawReport, type DrawReport } from './draw-report.js';
 import { STORE_CALL_CHANNEL, StoreCalls, type StoreCallMessage as StoreCallMessageOf } from './store-calls.js';
 
 export { REPORT_ERROR, STORE_CALL_CHANNEL };
@@ -154,6 +155,9 @@ export class WaitingQueue {
     this.#events.emit('controls', controls);
     return controls;
   }
+
+  /** After a shuffled opening: the cohort's salted hashes in entry order, the chain head and length, and the seed (docs/fair-entry.md). */
+  drawReport = async (): Promise<DrawReport> => readDrawReport(storeThat(this.#store, ['cohort'], 'keep a cohort'), this.name, await this.controls());
 
   /** The controls in force: those set through `setControls`, and this instance's options for the fields never set. */
   async controls(): Promise<QueueControls> {

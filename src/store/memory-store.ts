@@ -21,8 +21,10 @@ import type {
   StatsSnapshot,
   Store,
   StoredControls,
+  CohortPage,
 } from './store.js';
 import { admit } from './memory/admission.js';
+import { cohortPage } from './memory/cohort.js';
 import { setControls, storedControls } from './memory/controls.js';
 import { enter, memberSnapshot } from './memory/entry.js';
 import { inspect, queueSnapshot, stats } from './memory/snapshots.js';
@@ -129,6 +131,10 @@ export class MemoryStore implements Store {
 
   async controls(queue: string): Promise<StoredControls> {
     return storedControls(this.#queue(queue), this.#now());
+  }
+
+  async cohort(queue: string, from: number, count: number): Promise<CohortPage> {
+    return cohortPage(this.#queue(queue).cohort, from, count);
   }
 
   #queue(name: string): QueueState {

@@ -52,6 +52,7 @@ import type {
   Store,
   StoreWarning,
   StoredControls,
+  CohortPage,
 } from './store.js';
 import type { MemberInspection } from '../types.js';
 
@@ -336,6 +337,11 @@ export class RedisStore implements Store {
     const { controls, generation } = decodeControls(await this.#call(queue, 'controls', [k.meta], []));
     this.#generations.learn(queue, generation);
     return controls;
+  }
+
+  async cohort(queue: string, from: number, count: number): Promise<CohortPage> {
+    const [head, length, ...hashes] = await this.#call<Reply[]>(queue, 'cohort', [this.#keysOf(queue).meta], [String(from), String(count)]);
+    return { head: head ? String(head) : null, length: Number(length ?? 0) || 0, hashes: hashes.map(String) };
   }
 
   /**

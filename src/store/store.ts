@@ -327,6 +327,8 @@ export interface Store {
   setControls?(queue: string, request: ControlsRequest): Promise<{ version: number }>;
   /** Optional: the controls as stored. */
   controls?(queue: string): Promise<StoredControls>;
+  /** A page of the shuffled pre-queue's cohort: entries `from` (1-based) onward, at most `count` (1..1000). Optional for custom stores. */
+  cohort?(queue: string, from: number, count: number): Promise<CohortPage>;
   /**
    * Optional: what an instance answered lately (at most 1,000 ids a call): `seen`,
    * waiting members near the head (their last-seen time is set, if they still wait);
@@ -364,4 +366,12 @@ export interface EnterOptions {
   tokenTtlMs?: number;
   /** A waiting member whose rank is below this has its enter recorded as a sign of life (abandonAfterSeconds). */
   presenceHead?: number;
+}
+
+/** A page of a shuffled pre-queue's cohort (SPEC §17): the chain's head and length, and salted hashes in entry order. */
+export interface CohortPage {
+  /** The chain head, 40 hex digits; null for an empty chain. */
+  head: string | null;
+  length: number;
+  hashes: string[];
 }
