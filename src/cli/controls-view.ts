@@ -42,6 +42,7 @@ export function controlsView(stored: StoredControls): ControlsJson {
     shuffle: inForce.shuffle,
     drawCommitment: inForce.drawCommitment,
     drawSeed: inForce.drawSeed,
+    cohortCommitment: inForce.cohortCommitment,
     stock: inForce.stock,
     soldOutMessage: inForce.soldOutMessage,
     version: inForce.version,

@@ -345,7 +345,7 @@ export function decodeClaim(r: Reply): ClaimResult {
   throw new Error(`claimToken replied with an unknown status ${String(r[0])}`);
 }
 
-/** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation, ar, sk, sm }. */
+/** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation, ar, sk, sm, kh, kn }. */
 export function decodeControls(r: Reply): { controls: StoredControls; generation: Value } {
   const maxActive = num(r[5]);
   return {
@@ -365,6 +365,8 @@ export function decodeControls(r: Reply): { controls: StoredControls; generation
       adaptiveRate: num(r[12]),
       stock: num(r[13]),
       soldOutMessage: str(r[14]),
+      cohortHead: str(r[15]),
+      cohortLength: num(r[16]) ?? 0,
     },
   };
 }

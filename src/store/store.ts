@@ -39,6 +39,9 @@ export interface StoredControls {
   shuffle: boolean;
   drawSeed: string | null;
   drawCommitment: string | null;
+  /** The cohort chain's head (hex) and length so far; null/0 without one. Optional for custom stores. */
+  cohortHead?: string | null;
+  cohortLength?: number;
   /** Units of stock left; null without stock. Optional for custom stores. */
   stock?: number | null;
   /** The sold-out message set; null: the default. Optional for custom stores. */

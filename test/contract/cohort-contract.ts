@@ -41,12 +41,14 @@ export function describeCohortContract(label: string, harness: StoreHarness): vo
       const before = await queue.drawReport();
       expect(before).toMatchObject({ seed: null, length: 220, hashes: [], order: [] }); // no draw score is told early
       expect(before.head).toMatch(/^[0-9a-f]{40}$/);
+      expect((await queue.controls()).cohortCommitment).toBeNull(); // not frozen yet
 
       await elapse(3100);
       await queue.enter('after'); // after the opening: not in the cohort
       const report = await queue.drawReport();
       const controls = await queue.controls();
       expect(report).toMatchObject({ seed: controls.drawSeed, commitment: controls.drawCommitment, head: before.head, length: 220 });
+      expect(controls.cohortCommitment).toEqual({ head: before.head, length: 220 }); // beside the seed commitment
       const seed = report.seed!;
       // The independent verifier agrees with the store's head, length and order.
       const recomputed = verify(report);
