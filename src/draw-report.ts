@@ -34,6 +34,7 @@ export async function readDrawReport(store: Required<Pick<Store, 'cohort'>>, que
     if (page.hashes.length === 0) break;
     hashes.push(...page.hashes);
   }
-  const order = [...hashes].sort((a, b) => a.slice(0, 10).localeCompare(b.slice(0, 10)) || (a < b ? -1 : a > b ? 1 : 0));
+  // The hex strings' own order is by the first 10 digits (the draw score), then the rest.
+  const order = [...hashes].sort();
   return { ...report, hashes, order };
 }

@@ -13,7 +13,8 @@ function verify(report: { hashes: string[] }): { head: string; length: number; o
   const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
   let head = '0'.repeat(40);
   for (const hash of report.hashes) head = sha1(head + hash);
-  const order = [...report.hashes].sort((a, b) => (a.slice(0, 10) < b.slice(0, 10) ? -1 : a.slice(0, 10) > b.slice(0, 10) ? 1 : a < b ? -1 : 1));
+  const drawScore = (hash: string) => parseInt(hash.slice(0, 10), 16);
+  const order = [...report.hashes].sort((a, b) => drawScore(a) - drawScore(b) || (a < b ? -1 : 1));
   return { head, length: report.hashes.length, order };
 }
 
