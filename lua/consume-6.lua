@@ -26,6 +26,7 @@
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "dropToken"
 --- @include "generation"
 --- @include "orderHealth"
 --- @include "stock"

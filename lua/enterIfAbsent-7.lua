@@ -49,6 +49,7 @@
   An error reply when ARGV is not a whole number of members, or when every member is
   late (a lone late enter, as before batches: Redis counts the refusal in errorstats).
   A new member joins the pre-queue while now < opensAt (lua/includes/controls.lua).
+  A member joining a shuffled pre-queue is folded into the cohort chain (lua/includes/cohort.lua).
 
   This is the hot path of a flash crowd's first second, so it reads each thing
   once: per call TIME, HMGET meta, and for the members who joined one HSET seq and one
@@ -73,6 +74,7 @@
 --- @include "recordFigures"
 --- @include "ratesInForce"
 --- @include "safetyNet"
+--- @include "cohort"
 
 local LATE, BAD_ARGUMENTS = -4, -5
 local MAX_BATCH, PER_MEMBER = 256, 2
@@ -174,6 +176,7 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw)
   end
   meta[2] = seq -- the next member of the batch takes the next sequence number
   joined = joined + 1
+  if beforeOpening and drawn and meta[C + 4] and meta[META_SEED] then foldCohort(KEYS[5], meta[META_SEED], member) end
   -- A pre-queue place waits from the opening; any other from its entry checkpoint.
   if not (beforeOpening and meta[C + 4]) and noteEntry(KEYS[7], KEYS[5], now, score, tonumber(meta[META_KT])) then meta[META_KT] = now end
   waitingCount = waitingCount and waitingCount + 1 or redis.call('ZCARD', KEYS[1])

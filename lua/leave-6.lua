@@ -19,6 +19,7 @@
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "dropToken"
 --- @include "generation"
 
 local expected, member = ARGV[1], ARGV[2]

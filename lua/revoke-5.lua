@@ -22,6 +22,7 @@
 ]]
 --- @include "now"
 --- @include "tokenRecord"
+--- @include "dropToken"
 --- @include "generation"
 
 local expected, member, retainMs = ARGV[1], ARGV[2], tonumber(ARGV[3])

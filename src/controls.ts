@@ -28,6 +28,8 @@ export interface QueueControls {
   drawCommitment: string | null;
   /** The draw seed (hex), readable once the queue has opened; null before (and without a draw). */
   drawSeed: string | null;
+  /** The cohort commitment: the head (hex SHA-1) and length of the pre-queue's hash chain, frozen at the opening (docs/fair-entry.md); null before it, and without a drawn member. */
+  cohortCommitment: { head: string; length: number } | null;
   /** Units of stock left; null without stock. At 0 the queue closes with {@link soldOutMessage}. */
   stock: number | null;
   /** The message the queue closes with when stock runs out. */
@@ -116,6 +118,7 @@ export function controlsInForce(
     shuffle: stored.shuffle,
     drawCommitment: stored.drawCommitment,
     drawSeed: opened ? stored.drawSeed : null,
+    cohortCommitment: opened && stored.cohortHead ? { head: stored.cohortHead, length: stored.cohortLength ?? 0 } : null,
     stock: stored.stock ?? null,
     soldOutMessage: stored.soldOutMessage ?? DEFAULT_SOLD_OUT_MESSAGE,
     safetyNet: stored.safetyNet ?? options.safetyNet ?? false,

@@ -34,6 +34,7 @@ export type { SigningOptions, SigningKeyOption, PublicJwk } from './signing/keys
 export type { EntryPassKeys, EntryPassJwk } from './pass/verify.js';
 export { drawOrder, type QueueControls, type ControlsPatch, type QueueMode } from './controls.js';
 export { CONTROLS_LOG_CAP, STOCK_ACTOR, type ControlsLogEntry, type SetControlsOptions } from './controls-log.js';
+export type { DrawReport } from './draw-report.js';
 // For custom stores: the Store interface and what it exchanges with WaitingQueue.
 export type {
   Store,

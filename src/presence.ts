@@ -142,3 +142,20 @@ export class Presence {
     if (this.#seen.size + this.#pickedUp.size > 0) this.#flushLater();
   }
 }
+
+/**
+ * A queue's presence tracker, or null when nothing judges signs of life (no abandonment and
+ * no pick-up timeout) or the store cannot record them. A sign of life is sent again after a
+ * quarter of abandonAfterSeconds, not on every poll (at a million polling, per-poll records
+ * were most of Redis's work); the hold at the head judges seconds of silence, so with it
+ * every poll near the head is sent.
+ */
+export function presenceFor(
+  config: { abandonAfterMs: number | null; holdSilentAfterMs: number | null; pickupTimeoutMs: number | null },
+  canTouch: boolean,
+  record: (batch: PresenceBatch) => Promise<unknown>,
+): Presence | null {
+  const { abandonAfterMs, holdSilentAfterMs, pickupTimeoutMs } = config;
+  if ((abandonAfterMs === null && pickupTimeoutMs === null) || !canTouch) return null;
+  return new Presence(record, abandonAfterMs !== null && holdSilentAfterMs === null ? abandonAfterMs / 4 : 0);
+}

@@ -9,7 +9,7 @@ import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
 import { PositionCache, WATCH_HEAD_MOVES, watchHeadMovesOf, type WatchHeadMoves } from './position-cache.js';
 import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
-import { Presence } from './presence.js';
+import { presenceFor, type Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { queueStats } from './queue-figures.js';
 import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
@@ -21,6 +21,7 @@ import { withShadowed } from './shadowed.js';
 import { QueueEvents, REPORT_ERROR, admittedEvent, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
 import { signedAdmissions, signedPosition, storeTokenOf, type EntryPassKeys } from './signing/pass-signer.js';
 import { REVOCATION_RETAIN_MS, storeThat } from './store-capability.js';
+import { readDrawReport, type DrawReport } from './draw-report.js';
 import { STORE_CALL_CHANNEL, StoreCalls, type StoreCallMessage as StoreCallMessageOf } from './store-calls.js';
 
 export { REPORT_ERROR, STORE_CALL_CHANNEL };
@@ -77,16 +78,7 @@ export class WaitingQueue {
     const watchHeadMoves = watchHeadMovesOf(store, this.name, this, REPORT_ERROR); // holds this queue weakly
     this.#cache = cacheOptions && new PositionCache(() => this.#calls.call('queueSnapshot', (s) => s.queueSnapshot!(this.name)), cacheOptions, watchHeadMoves);
     this[WATCH_HEAD_MOVES] = watchHeadMoves;
-    const { abandonAfterMs, holdSilentAfterMs, pickupTimeoutMs } = this.#config;
-    const tracksPresence = abandonAfterMs !== null || pickupTimeoutMs !== null;
-    // A sign of life is sent again after a quarter of abandonAfterSeconds, not on every
-    // poll (at a million polling, per-poll records were most of Redis's work); the hold
-    // at the head judges seconds of silence, so with it every poll near the head is sent.
-    const resendAfterMs = abandonAfterMs !== null && holdSilentAfterMs === null ? abandonAfterMs / 4 : 0;
-    this.#presence =
-      tracksPresence && typeof this.#store.touch === 'function'
-        ? new Presence((batch) => this.#calls.call('touch', (s) => s.touch!(this.name, batch)), resendAfterMs)
-        : null;
+    this.#presence = presenceFor(this.#config, typeof store.touch === 'function', (batch) => this.#calls.call('touch', (s) => s.touch!(this.name, batch)));
     keepLimits(this.#controlsHost).catch((error: unknown) => this.#events.reportError(error as Error));
   }
 
@@ -155,6 +147,8 @@ export class WaitingQueue {
     return controls;
   }
 
+  /** After a shuffled opening: the cohort's salted hashes in entry order, the chain head and length, and the seed (docs/fair-entry.md). */
+  drawReport = async (): Promise<DrawReport> => readDrawReport(storeThat(this.#store, ['cohort'], 'keep a cohort'), this.name, await this.controls());
   /** The controls in force: those set through `setControls`, and this instance's options for the fields never set. */
   async controls(): Promise<QueueControls> {
     return readControls(this.#controlsHost);

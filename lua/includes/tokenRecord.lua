@@ -33,11 +33,3 @@ local function deadlineOf(r)
   if r.pickupBy > 0 and r.pickupBy + PICKUP_GRACE_MS < r.tokenExp then return r.pickupBy + PICKUP_GRACE_MS end
   return r.tokenExp
 end
-
--- Drop a member's token record: from the tokens hash, the deadlines and the leases.
--- Returns true when a lease was still held (a consume tells a lapsed lease from it).
-local function dropToken(tokensKey, activeKey, leasesKey, member)
-  redis.call('HDEL', tokensKey, member)
-  redis.call('ZREM', activeKey, member)
-  return redis.call('ZREM', leasesKey, member) == 1
-end

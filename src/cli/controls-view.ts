@@ -45,6 +45,7 @@ export function controlsView(stored: StoredControls): ControlsJson {
     shuffle: inForce.shuffle,
     drawCommitment: inForce.drawCommitment,
     drawSeed: inForce.drawSeed,
+    cohortCommitment: inForce.cohortCommitment,
     stock: inForce.stock,
     soldOutMessage: inForce.soldOutMessage,
     safetyNet: stored.safetyNet ?? null,

@@ -59,7 +59,26 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** `draw --report --queue <name>`: the cohort (salted hashes in entry order) with the seed, as queue.drawReport() gives it. */
+async function runReport(values: Values, io: Io): Promise<void> {
+  if (values.queue === undefined && values.redis === undefined) throw new UsageError('--report reads a queue: give --queue <name>', 'draw');
+  const report = await withQueue(values, io, 'draw', (c) => c.queue.drawReport());
+  if (report.commitment === null) throw new CommandFailure(`queue ${String(values.queue)} has no draw (no shuffled opening was scheduled)`);
+  if (values.json) printJson(io.stdout, report);
+  else {
+    const rows: Array<[string, string]> = [
+      ['seed', report.seed ?? '(not published yet: it is published at the opening)'],
+      ['commitment', report.commitment],
+      ['cohort head', report.head ?? '-'],
+      ['cohort', `${report.length} entries${report.seed === null ? ' (listed after the opening)' : ''}`],
+    ];
+    const width = String(report.hashes.length).length;
+    print(io.stdout, [table(rows), ...report.hashes.map((hash, i) => `${String(i + 1).padStart(width)}  ${hash}`)].join('\n'));
+  }
+}
+
 export async function runDraw(values: Values, args: string[], io: Io): Promise<void> {
+  if (values.report) return runReport(values, io);
   let seed = hexFlag(values, 'seed');
   let commitment = hexFlag(values, 'commitment');
   const fromQueue = values.queue !== undefined || values.redis !== undefined;

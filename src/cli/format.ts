@@ -55,6 +55,8 @@ export function controlsRows(c: ControlsJson, now: number): Array<[string, strin
   if (c.drawCommitment !== null) {
     rows.push(['commitment', c.drawCommitment]);
     rows.push(['seed', c.drawSeed ?? '(published at the opening)']);
+    const cohort = c.cohortCommitment;
+    rows.push(['cohort', cohort === null ? '(frozen at the opening)' : `${cohort.head} (${int(cohort.length)} entries)`]);
   }
   rows.push(['version', String(c.version)]);
   return rows;

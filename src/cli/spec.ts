@@ -185,18 +185,20 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'draw',
     summary: "verify a shuffled opening's draw",
-    usage: '(--seed <hex> [--commitment <hex>] | --queue <name>) [<member>...] [--file <path|->] [--json]',
+    usage: '(--seed <hex> [--commitment <hex>] | --queue <name>) [<member>...] [--file <path|->] [--json] | --report --queue <name> [--json]',
     details: [
       'Prints the given members in draw order: by increasing first 40 bits (10 hex digits) of SHA-1("<seed hex>:<member id>"), ties by the id\'s UTF-8 bytes (drawOrder from waitgate). Member ids come from the arguments and/or --file (one per line; - reads stdin).',
       "With --commitment, checks that it is the SHA-256 of the seed's bytes (exit 1 if not). With --queue (and --redis or $REDIS_URL) the seed and commitment are read from the queue's controls; the seed is published at the opening, so before it only the commitment is shown. --seed and --queue together check the given seed against the queue.",
+      'With --report (after the opening) lists the cohort: SHA-1("<seed hex>:<member id>") of each member who joined the shuffled pre-queue, in entry order, with the seed and the cohort head. Anyone can recompute the head (head0 = 40 zeros, head = SHA-1(head hex + hash hex) per entry) and the draw order (hashes by their first 10 hex digits); a member finds its own hash in the list.',
     ],
     flags: {
       seed: { type: 'string', value: 'hex', description: 'the draw seed, 64 hex digits (controls drawSeed)' },
       commitment: { type: 'string', value: 'hex', description: 'the published commitment, 64 hex digits (controls drawCommitment)' },
       file: { type: 'string', value: 'path', description: 'read member ids from a file, one per line (- for stdin)' },
+      report: { type: 'boolean', description: "list the queue's cohort: salted member hashes in entry order, with the seed" },
     },
     args: { min: 0, max: Number.POSITIVE_INFINITY, hint: '[<member>...]' },
-    examples: ['waitgate draw --seed "$SEED" --commitment "$COMMITMENT" alice bob carol', 'waitgate draw --queue orders --file entrants.txt'],
+    examples: ['waitgate draw --seed "$SEED" --commitment "$COMMITMENT" alice bob carol', 'waitgate draw --queue orders --file entrants.txt', 'waitgate draw --report --queue orders --json'],
   },
 ];
 

@@ -21,8 +21,10 @@ import type {
   StatsSnapshot,
   Store,
   StoredControls,
+  CohortPage,
 } from './store.js';
 import { admit } from './memory/admission.js';
+import { cohortPage } from './memory/cohort.js';
 import { setControls, storedControls } from './memory/controls.js';
 import { controlsLog } from './memory/controls-log.js';
 import type { ControlsLogEntry } from '../controls-log.js';
@@ -135,6 +137,10 @@ export class MemoryStore implements Store {
 
   async controlsLog(queue: string, limit: number): Promise<ControlsLogEntry[]> {
     return controlsLog(this.#queue(queue), limit);
+  }
+
+  async cohort(queue: string, from: number, count: number): Promise<CohortPage> {
+    return cohortPage(this.#queue(queue).cohort, from, count);
   }
 
   #queue(name: string): QueueState {

@@ -4,7 +4,7 @@
 import { WaitgateConfigError } from '../errors.js';
 import type { ControlLimits, ControlsPatch } from '../types.js';
 import { flagOf, modeOf, num, str, type Reply, type Value } from './redis-replies.js';
-import type { StoredControls } from './store.js';
+import type { CohortPage, StoredControls } from './store.js';
 
 /** The patch's fields, in the script's encoding; a field left out of the patch is left out. */
 export function encodeControlsPatch(p: ControlsPatch): Array<string | number> {
@@ -39,7 +39,7 @@ function limitsOf(rate: Value, burst: Value, active: Value): ControlLimits {
   return limits;
 }
 
-/** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation, ar, sk, sm, cn, lr, lb, la }. */
+/** lua/controls-1.lua: { now, cm, cx, cr, cb, ca, co, cs, cd, cc, cv, generation, ar, sk, sm, cn, lr, lb, la, kh, kn }. */
 export function decodeControls(r: Reply): { controls: StoredControls; generation: Value } {
   const maxActive = num(r[5]);
   return {
@@ -61,6 +61,8 @@ export function decodeControls(r: Reply): { controls: StoredControls; generation
       soldOutMessage: str(r[14]),
       safetyNet: flagOf(r[15]),
       limits: limitsOf(r[16], r[17], r[18]),
+      cohortHead: str(r[19]),
+      cohortLength: num(r[20]) ?? 0,
     },
   };
 }
@@ -73,4 +75,10 @@ export function decodeSetControls(r: Reply): { version: number } {
   if (Number(r[0]) === 1) return { version: Number(r[1]) };
   const field = String(r[1]);
   throw new WaitgateConfigError(PATCH_FIELD[field] ?? field, String(r[2]));
+}
+
+/** lua/cohort-1.lua: { head, length, hash... } (a page of the cohort). */
+export function decodeCohortPage(r: Reply[]): CohortPage {
+  const [head, length, ...hashes] = r;
+  return { head: head ? String(head) : null, length: Number(length ?? 0) || 0, hashes: hashes.map(String) };
 }

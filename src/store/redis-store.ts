@@ -3,7 +3,7 @@
 // (script-client.ts: ioredis-client.ts, node-redis-client.ts), reply decoding (redis-replies.ts), generations (generations.ts), Redis's clock
 // (redis-clock.ts) and the eviction check (eviction-policy.ts) live beside it.
 
-import { decodeControls, decodeSetControls, encodeControlsPatch, encodeLimits } from './redis-controls.js';
+import { decodeCohortPage, decodeControls, decodeSetControls, encodeControlsPatch, encodeLimits } from './redis-controls.js';
 import { z } from 'zod';
 import { QueueStateLostError, WaitgateConfigError } from '../errors.js';
 import { parseStrict } from '../options.js';
@@ -51,6 +51,7 @@ import type {
   Store,
   StoreWarning,
   StoredControls,
+  CohortPage,
 } from './store.js';
 import type { MemberInspection } from '../types.js';
 
@@ -332,8 +333,7 @@ export class RedisStore implements Store {
   }
 
   async controlsLog(queue: string, limit: number): Promise<ControlsLogEntry[]> {
-    const entries = await this.#call<string[]>(queue, 'controlsLog', [this.#keysOf(queue).log], [limit]);
-    return entries.map(decodeLogEntry);
+    return (await this.#call<string[]>(queue, 'controlsLog', [this.#keysOf(queue).log], [limit])).map(decodeLogEntry);
   }
 
   async controls(queue: string): Promise<StoredControls> {
@@ -341,6 +341,10 @@ export class RedisStore implements Store {
     const { controls, generation } = decodeControls(await this.#call(queue, 'controls', [k.meta], []));
     this.#generations.learn(queue, generation);
     return controls;
+  }
+
+  async cohort(queue: string, from: number, count: number): Promise<CohortPage> {
+    return decodeCohortPage(await this.#call<Reply[]>(queue, 'cohort', [this.#keysOf(queue).meta], [String(from), String(count)]));
   }
 
   /**

@@ -260,6 +260,18 @@ describe('against Redis', { timeout: 20_000 }, () => {
     expect(drawn.code, drawn.stderr).toBe(0);
     const admitted = (await queue.admit()).map((a) => a.memberId);
     expect(json(drawn)).toMatchObject({ seed: (await queue.controls()).drawSeed, commitmentMatches: true, order: admitted });
+
+    // --report: the cohort in entry order, with the seed; its head recomputed by hand.
+    const report = await cli(['draw', '--report', '--queue', queue.name, '--json']);
+    expect(report.code, report.stderr).toBe(0);
+    const cohort = json<{ seed: string; head: string; length: number; hashes: string[] }>(report);
+    const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+    expect(cohort.hashes).toEqual(ids.map((id) => sha1(`${cohort.seed}:${id}`)));
+    expect(cohort.head).toBe(cohort.hashes.reduce((head, hash) => sha1(head + hash), '0'.repeat(40)));
+    expect((await queue.controls()).cohortCommitment).toEqual({ head: cohort.head, length: ids.length });
+    const text = await cli(['draw', '--report', '--queue', queue.name]);
+    expect(text.stdout).toContain(cohort.hashes[0]);
+    expect(text.stdout).toMatch(/^cohort head\s+[0-9a-f]{40}$/m);
   });
 
   it('--cluster talks to a Redis Cluster through its seed node', async () => {

@@ -6,6 +6,7 @@ import { describeAbandonmentContract } from '../contract/abandonment-contract.js
 import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
 import { describeAlwaysOnContract } from '../contract/always-on-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
+import { describeCohortContract } from '../contract/cohort-contract.js';
 import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStockContract } from '../contract/stock-contract.js';
@@ -26,6 +27,13 @@ describeStoreContract('MemoryStore', {
 });
 
 describeControlsContract('MemoryStore', {
+  async create() {
+    const clock = fakeClock();
+    return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
+  },
+});
+
+describeCohortContract('MemoryStore', {
   async create() {
     const clock = fakeClock();
     return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };

@@ -13,6 +13,7 @@ import { RedisStore, StoreUnavailableError, WaitingQueue, type StoreWarning } fr
 import { scripts } from '../../src/store/lua.generated.js';
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
+import { describeCohortContract } from '../contract/cohort-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { expectOneStepHeard } from '../support/head-moves.js';
@@ -194,6 +195,12 @@ describeStoreContract('RedisStore as the README least-privilege ACL user', {
 });
 
 describeControlsContract('RedisStore as the README least-privilege ACL user', {
+  async create() {
+    return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
+  },
+});
+
+describeCohortContract('RedisStore as the README least-privilege ACL user', {
   async create() {
     return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
   },

@@ -11,6 +11,7 @@ import { RedisStore, WaitingQueue, type StoreWarning } from '../../src/index.js'
 import { queueKeys } from '../../src/store/keys.js';
 import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
+import { describeCohortContract } from '../contract/cohort-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { parseInfo, startOneNodeCluster, type TestCluster } from '../support/cluster.js';
@@ -52,6 +53,12 @@ describeStoreContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)
 });
 
 describeControlsContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
+  async create() {
+    return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeCohortContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
   async create() {
     return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
   },

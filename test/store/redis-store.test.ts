@@ -19,6 +19,7 @@ import { describeAbandonmentContract } from '../contract/abandonment-contract.js
 import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
 import { describeAlwaysOnContract } from '../contract/always-on-contract.js';
 import { describeControlsContract } from '../contract/controls-contract.js';
+import { describeCohortContract } from '../contract/cohort-contract.js';
 import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStockContract } from '../contract/stock-contract.js';
@@ -50,6 +51,12 @@ describeStoreContract('RedisStore, group commit off', {
 describeControlsContract('RedisStore, group commit off', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg'), groupCommit: false }), elapse: sleep };
+  },
+});
+
+describeCohortContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 

@@ -247,6 +247,8 @@
     setText('c-opens-at', c.opensAt === null ? 'not scheduled' : when(c.opensAt));
     setText('c-shuffle', c.shuffle ? 'yes, places drawn at the opening' : 'no');
     setText('c-commitment', c.drawCommitment || '—');
+    const cohort = c.cohortCommitment;
+    setText('c-cohort', cohort ? cohort.head + ' (' + cohort.length + ' entries)' : c.drawCommitment ? 'frozen at the opening' : '—');
     setText('c-seed', c.drawSeed || (c.drawCommitment ? 'published at the opening' : '—'));
     setText('c-safety-net', c.safetyNet ? 'on: instant entry while nobody waits' : 'off');
     setText('c-stock', c.stock === null || c.stock === undefined ? 'not set' : `${count(c.stock)} left`);

@@ -86,6 +86,8 @@ export function storedControls(q: QueueState, now: number): StoredControls {
     shuffle: c.shuffle === true,
     drawSeed: c.seed ?? null,
     drawCommitment: c.commitment ?? null,
+    cohortHead: q.cohort?.head ?? null,
+    cohortLength: q.cohort?.hashes.length ?? 0,
     stock: c.stock ?? null,
     soldOutMessage: c.soldOutMessage ?? null,
     safetyNet: c.safetyNet ?? null,

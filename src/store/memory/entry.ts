@@ -3,6 +3,7 @@
 
 import { drawScore } from '../../controls.js';
 import { QueueClosedError } from '../../errors.js';
+import { foldCohort } from './cohort.js';
 import type { EnterOptions, MemberSnapshot } from '../store.js';
 import { issueAtOnce, netTakes } from './safety-net.js';
 import { beforeOpening, controlsView, deadlineOf, type QueueState } from './state.js';
@@ -35,6 +36,7 @@ export function enter(q: QueueState, memberId: string, now: number, options: Ent
   const preQueue = beforeOpening(c, now) && c.preQueueFrom !== undefined;
   const score = preQueue ? c.preQueueFrom! + (c.shuffle && c.seed !== undefined ? drawScore(c.seed, memberId) : seq) : (c.scoreBase ?? 0) + seq;
   q.waiting.insert(memberId, score);
+  if (preQueue && c.shuffle && c.seed !== undefined) q.cohort = foldCohort(q.cohort, c.seed, memberId);
   q.totals.entered++;
   // A pre-queue place waits from the opening; any other from its entry checkpoint.
   if (!preQueue) q.entries.note(score, now);

@@ -2,6 +2,7 @@
 // Each operation lives in a sibling module (entry, admission, tokens, controls,
 // snapshots) as a function of this state and the clock's `now`.
 
+import type { Cohort } from './cohort.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { EMPTY_WINDOW } from '../../admission-window.js';
 import type { QueueMode } from '../../controls.js';
@@ -27,6 +28,8 @@ export interface TokenRecord {
 }
 
 export interface QueueState {
+  /** The cohort of a shuffled pre-queue (./cohort.ts); absent before its first member. */
+  cohort?: Cohort;
   seq: number;
   waiting: WaitingLine;
   tokens: Map<string, TokenRecord>;
