@@ -7,8 +7,9 @@
 //   npm run build && npm run bench
 //   BENCH_ROUNDS=5 BENCH_ROUND_MS=700 npm run bench      (defaults)
 //   npm run bench -- --quick                              (a fast smoke run: 2 short rounds, 100k members)
-//   npm run bench -- --only=micro,memory,polling,opening,polling-shuffle,group-commit,streams
+//   npm run bench -- --only=micro,memory,polling,opening,polling-shuffle,passes,group-commit,streams
 //   BENCH_STREAMS_SECONDS=20 BENCH_STREAMS_SIZES=1000,10000 (streams: event streams on one instance vs polling every 5 s)
+//   node bench/run.mjs --only=passes --out=bench/results/passes-latest.json   (signed passes alone, ~40 s; BENCH_PASSES_ROUNDS=7 BENCH_PASSES_ROUND_MS=1000)
 //   node bench/run.mjs --only=group-commit --out=bench/results/group-commit-latest.json   (group commit alone, ~5 min)
 //   BENCH_GC_ROUNDS=7 BENCH_GC_ROUND_MS=600 BENCH_GC_CONCURRENCIES=1,64,256,1024 (group-commit; defaults)
 //   npm run bench -- --only=opening --out=bench/results/opening-latest.json   (one section; --out keeps latest.json)
@@ -32,7 +33,7 @@ import { runPolling } from './sections/polling.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'micro,memory,polling,opening,polling-shuffle,group-commit,streams').split(',');
+const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'micro,memory,polling,opening,polling-shuffle,passes,group-commit,streams').split(',');
 const out = args.find((a) => a.startsWith('--out='))?.slice(6) ?? join(here, 'results', quick ? 'quick.json' : 'latest.json');
 const num = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
 
@@ -84,6 +85,13 @@ try {
     const t = performance.now();
     result.pollingShuffle = await runPolling({ url: redis.url, members: num('BENCH_POLL_MEMBERS', 100_000), phaseSeconds: quick ? 8 : num('BENCH_POLL_SECONDS', 20), randomPhaseSeconds: 0, cacheOptions: process.env.BENCH_POSITION_CACHE ? JSON.parse(process.env.BENCH_POSITION_CACHE) : true, preQueue: { shuffle: true, pollThrough: process.env.BENCH_PREQUEUE_POLL_THROUGH ?? 'fresh' }, log });
     result.pollingShuffle.seconds = Math.round((performance.now() - t) / 1000);
+  }
+  if (only.includes('passes')) {
+    log('\n[passes] signed entry passes: forged passes rejected by the Express guard (signed vs opaque), Redis commands per rejection, verify cost, lifecycle throughput');
+    const t = performance.now();
+    const { runPasses } = await import('./sections/passes.mjs');
+    result.passes = await runPasses({ url: redis.url, rounds: num('BENCH_PASSES_ROUNDS', quick ? 2 : 7), roundMs: num('BENCH_PASSES_ROUND_MS', quick ? 300 : 1000), log });
+    result.passes.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('group-commit')) {
     log('\n[group commit] enter, exact position and claim at concurrency 1 to 1,024: group commit on / off vs naive vs floor vs shaped floor');

@@ -1,6 +1,7 @@
 // The documentation site: VitePress over docs/ (the same Markdown files GitHub shows), with the
 // TypeDoc reference built into docs/public/api/ by `npm run docs:build`. Dead links fail the
 // build (VitePress's default, kept on).
+import { cpSync } from 'node:fs';
 import { defineConfig } from 'vitepress';
 
 /** GitHub's heading ids, so the anchors that work on GitHub work on the site too. */
@@ -28,6 +29,9 @@ export default defineConfig({
     /^\.\.\/[\w.-]+\.(ts|json|mjs)$/,
   ],
   markdown: { anchor: { slugify } },
+  // The charts are linked (`[members waiting](images/perf-sim-waiting.svg)`), not embedded, so
+  // VitePress does not bundle them: copied beside the pages, where those links point.
+  buildEnd: ({ srcDir, outDir }) => cpSync(`${srcDir}/images`, `${outDir}/images`, { recursive: true }),
   themeConfig: {
     nav: [
       { text: 'Guide', link: '/getting-started' },

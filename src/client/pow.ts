@@ -2,15 +2,20 @@
 // browsers and Node 20 alike, without dependencies: the n ≤ maxnumber with SHA-256(salt + n) =
 // challenge, sent back as ALTCHA's payload (base64 of its JSON) in the challenge's header.
 
-/** The challenge of powGate, as the 401 CHALLENGE_REQUIRED body carries it in `error.challenge`. */
+/**
+ * The challenge of powGate, as the 401 CHALLENGE_REQUIRED body carries it in `error.challenge`
+ * (ALTCHA's v1 challenge, plus `kind` and `header`). The one declaration: `waitgate/gate` exports it too.
+ */
 export interface PowChallenge {
   kind: 'pow';
   algorithm: 'SHA-256';
+  /** Hex SHA-256 of `salt + n` for the secret n. */
   challenge: string;
   salt: string;
+  /** n is at most this: the difficulty (a solver tries maxnumber / 2 hashes on average). */
   maxnumber: number;
   signature: string;
-  /** The request header the solution goes in (`x-waitgate-challenge`). */
+  /** Where the solution goes: this request header (`x-waitgate-challenge`) of the next `POST <prefix>/enter`. */
   header: string;
 }
 

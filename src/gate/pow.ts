@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { createChallenge, extractParams, verifySolution } from 'altcha-lib/v1';
 import { z } from 'zod';
+import type { PowChallenge } from '../client/pow.js';
 import { parseStrict } from '../options.js';
 import type { Gate, GateDecision } from '../http/gate.js';
 import { requestHeader } from '../http/request-header.js';
@@ -13,19 +14,7 @@ import { ReplayCache } from './replay-cache.js';
 /** The request header a client puts its solution in (for every built-in gate). */
 export const CHALLENGE_HEADER = 'x-waitgate-challenge';
 
-/** The challenge of `powGate`, as the 401 body carries it in `error.challenge` (ALTCHA's v1 challenge, plus `kind` and `header`). */
-export interface PowChallenge {
-  kind: 'pow';
-  algorithm: 'SHA-256';
-  /** Hex SHA-256 of `salt + n` for the secret n. */
-  challenge: string;
-  salt: string;
-  /** n is at most this: the difficulty (a solver tries maxnumber / 2 hashes on average). */
-  maxnumber: number;
-  signature: string;
-  /** Where the solution goes: this header of the next `POST <prefix>/enter`. */
-  header: string;
-}
+export type { PowChallenge };
 
 /** Options of {@link powGate}. */
 export interface PowGateOptions {

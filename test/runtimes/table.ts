@@ -4,7 +4,9 @@
 // another process can show (that table drives the queue and its clock in process).
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { privateKeyPem, signPass } from '../support/signing-keys.js';
 
 export interface Server {
   url: string;
@@ -58,11 +60,16 @@ interface ErrorBody {
   error: { code: string; message: string };
 }
 
+/** The kid the servers sign with when given WAITGATE_SIGNING_KEY (test/runtimes/servers/app.mjs, examples/nextjs). */
+export const SIGNING_KID = 'main';
+
 /**
  * The table. `testHeaders`: the server's order handler follows x-test-status and x-test-throw
- * (the Next.js example's handler is the shipped one: it always answers 201).
+ * (the Next.js example's handler is the shipped one: it always answers 201). `signingKey`: the
+ * PEM the server was given as WAITGATE_SIGNING_KEY; GET /api/checkout then checks passes with
+ * verifyEntryPass in that runtime.
  */
-export function describeRuntime(name: string, server: () => Server, { testHeaders = true } = {}): void {
+export function describeRuntime(name: string, server: () => Server, { testHeaders = true, signingKey = '' } = {}): void {
   describe(`runtime: ${name}`, () => {
     const call = (method: string, path: string, headers: Record<string, string> = {}) => fetch(server().url + path, { method, headers });
     let members = 0;
@@ -120,6 +127,33 @@ export function describeRuntime(name: string, server: () => Server, { testHeader
       const position = (await (await call('GET', '/api/queue/position', { 'x-member-id': member })).json()) as { status: string };
       expect(position.status).toBe('NOT_ENTERED');
     });
+
+    if (signingKey) {
+      it('verifyEntryPass in the runtime: the queue\'s pass is let through (unclaimed); forged, expired, other-queue and other-member passes are refused', async () => {
+        const { member, token } = await admitted();
+        const checkout = (memberId: string, pass?: string) =>
+          call('GET', '/api/checkout', { 'x-member-id': memberId, ...(pass ? { 'x-entry-token': pass } : {}) });
+        const through = await checkout(member, token);
+        expect(through.status).toBe(200);
+        expect(await through.json()).toMatchObject({ memberId: member });
+        const claims = decodeJwt(token);
+        const header = { alg: 'ES256', kid: SIGNING_KID };
+        const now = Math.floor(Date.now() / 1000);
+        const refused: Array<[string, string, string]> = [
+          ['BAD_SIGNATURE', member, await signPass(privateKeyPem(), claims, header)],
+          ['EXPIRED', member, await signPass(signingKey, { ...claims, iat: now - 900, nbf: now - 900, exp: now - 600 }, header)],
+          ['WRONG_QUEUE', member, await signPass(signingKey, { ...claims, aud: 'other-queue' }, header)],
+          ['WRONG_MEMBER', 'someone-else', token],
+        ];
+        for (const [reason, memberId, pass] of refused) {
+          const response = await checkout(memberId, pass);
+          expect(response.status, reason).toBe(401);
+          expect(((await response.json()) as ErrorBody).error, reason).toEqual({ code: 'ENTRY_TOKEN_INVALID', message: expect.stringContaining(reason) });
+        }
+        await expectError(await checkout(member), 401, 'ENTRY_TOKEN_MISSING');
+        expect((await order(member, token)).status).toBe(201); // checked, not claimed: the order still takes it
+      });
+    }
 
     if (testHeaders) {
       it('a non-2xx answer or a throw releases the token: it places the order afterwards', async () => {

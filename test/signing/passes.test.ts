@@ -2,11 +2,11 @@
 // its jti (once), refusals before any store call, rotation, and verifyEntryPass's reasons.
 
 import { generateKeyPairSync } from 'node:crypto';
-import { SignJWT, decodeJwt, decodeProtectedHeader, importPKCS8 } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import { EntryTokenError, MemoryStore, WaitgateConfigError, WaitingQueue, type Store } from '../../src/index.js';
 import { verifyEntryPass, type EntryPassKeys } from '../../src/pass/index.js';
-import { privateKeyPem, signingWith } from '../support/signing-keys.js';
+import { privateKeyPem, signPass, signingWith } from '../support/signing-keys.js';
 import { storeWith } from '../support/store-with.js';
 
 /** A MemoryStore that counts its calls. */
@@ -186,8 +186,7 @@ describe('verifyEntryPass', () => {
   });
   const keys: EntryPassKeys = queue.jwks();
   const options = { keys, queue: 'drop', now: NOW };
-  const sign = async (claims: Record<string, unknown>, header: Record<string, unknown> = { alg: 'ES256', kid: 'k' }) =>
-    new SignJWT(claims).setProtectedHeader(header as never).sign(await importPKCS8(pem, 'ES256'));
+  const sign = (claims: Record<string, unknown>, header?: Record<string, unknown>) => signPass(pem, claims, header);
   const base = { iss: 'waitgate', aud: 'drop', sub: 'm1', jti: 'a'.repeat(43), iat: NOW / 1000, nbf: NOW / 1000, exp: NOW / 1000 + 300 };
 
   it('accepts a pass of the queue, with the member, at a Date, and keys from a function', async () => {

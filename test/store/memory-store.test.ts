@@ -11,6 +11,7 @@ import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStockContract } from '../contract/stock-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
+import { signingWith } from '../support/signing-keys.js';
 import { describeTruthContract } from '../contract/truth-contract.js';
 
 /** Real time plus a jump that tests control: `elapse` moves the store's clock without sleeping. */
@@ -24,6 +25,16 @@ describeStoreContract('MemoryStore', {
     const clock = fakeClock();
     return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
   },
+});
+
+// The same contract with signed passes for tokens (SPEC §15): claim, consume, release and expiry
+// by the pass's jti behave as with opaque tokens.
+describeStoreContract('MemoryStore, signed passes', {
+  async create() {
+    const clock = fakeClock();
+    return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
+  },
+  queueOptions: { signing: signingWith() },
 });
 
 describeControlsContract('MemoryStore', {

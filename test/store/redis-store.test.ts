@@ -24,6 +24,7 @@ import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStockContract } from '../contract/stock-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
+import { signingWith } from '../support/signing-keys.js';
 import { describeTruthContract } from '../contract/truth-contract.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { sleep, uniqueName } from '../support/unique.js';
@@ -38,6 +39,15 @@ describeStoreContract('RedisStore', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
+});
+
+// The same contract with signed passes for tokens (SPEC §15): claim, consume, release and expiry
+// by the pass's jti behave as with opaque tokens.
+describeStoreContract('RedisStore, signed passes', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+  queueOptions: { signing: signingWith() },
 });
 
 // Group commit is on by default (every contract above and below); the contracts of the

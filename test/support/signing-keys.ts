@@ -1,6 +1,7 @@
 // Signing keys for the tests of signed entry passes: fresh pairs, as a user makes them.
 
 import { generateKeyPairSync } from 'node:crypto';
+import { SignJWT, importPKCS8 } from 'jose';
 
 /** A fresh private key as a PKCS#8 PEM: ES256 (P-256) or EdDSA (Ed25519). */
 export function privateKeyPem(alg: 'ES256' | 'EdDSA' = 'ES256'): string {
@@ -11,4 +12,9 @@ export function privateKeyPem(alg: 'ES256' | 'EdDSA' = 'ES256'): string {
 /** A `signing` option with one fresh key. */
 export function signingWith(kid = 'k1', alg: 'ES256' | 'EdDSA' = 'ES256'): { keys: { kid: string; privateKey: string }[] } {
   return { keys: [{ kid, privateKey: privateKeyPem(alg) }] };
+}
+
+/** A pass signed with `pem` (ES256) carrying exactly `claims` and `header`: forged, expired or other-queue ones. */
+export async function signPass(pem: string, claims: Record<string, unknown>, header: Record<string, unknown> = { alg: 'ES256', kid: 'k' }): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader(header as never).sign(await importPKCS8(pem, 'ES256'));
 }

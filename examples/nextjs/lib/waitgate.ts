@@ -19,7 +19,11 @@ function redisClient(url: string): Redis {
 function createQueue(): WaitingQueue {
   // Several instances (serverless, several pods) must share the queue: use Redis there.
   const store = process.env.REDIS_URL ? new RedisStore({ client: redisClient(process.env.REDIS_URL) }) : new MemoryStore();
-  const queue = new WaitingQueue({ store, name: 'orders', admitRatePerSecond: 10 });
+  // With a signing key (a PKCS#8 PEM, ES256 or Ed25519), entry tokens are signed passes that
+  // middleware.ts checks on the Edge; its public keys are served at /api/queue/.well-known/jwks.json.
+  const privateKey = process.env.WAITGATE_SIGNING_KEY;
+  const signing = privateKey ? { keys: [{ kid: 'main', privateKey }] } : undefined;
+  const queue = new WaitingQueue({ store, name: 'orders', admitRatePerSecond: 10, signing });
   queue.on('error', (error) => console.error('[waitgate]', error.message));
   queue.startAdmitter(); // on every instance: the rate is shared through the store
   return queue;

@@ -50,6 +50,23 @@ export class WaitgateHttpException extends HttpException {
 }
 
 /**
+ * The opening of every waitgate guard: the HTTP request (other contexts are refused), and
+ * `refuse`, which sets a refusal's headers on the platform's response and throws it as a
+ * {@link WaitgateHttpException}.
+ */
+export function guardContext(context: ExecutionContext, adapterHost: HttpAdapterHost): { http: ReturnType<ExecutionContext['switchToHttp']>; request: PlatformRequest; refuse(result: unknown): never } {
+  if (context.getType() !== 'http') throw new Error(`waitgate guards HTTP routes only, not ${context.getType()} handlers`);
+  const http = context.switchToHttp();
+  const refuse = (result: unknown): never => {
+    const answer = result as HttpErrorResponse;
+    const response = http.getResponse<unknown>();
+    for (const [name, value] of Object.entries(answer.headers)) adapterHost.httpAdapter.setHeader(response, name, value);
+    throw new WaitgateHttpException(answer);
+  };
+  return { http, request: http.getRequest<PlatformRequest>(), refuse };
+}
+
+/**
  * Guards an order route (applied by `@RequireEntryToken()`): claims the member's
  * `X-Entry-Token`; refuses with a {@link WaitgateHttpException} (401, 409, 503) or lets the
  * request through with the entry, which `@Entry()` hands to the handler. With
@@ -64,18 +81,11 @@ export class WaitgateGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (context.getType() !== 'http') throw new Error(`waitgate guards HTTP routes only, not ${context.getType()} handlers`);
-    const http = context.switchToHttp();
-    const request = http.getRequest<PlatformRequest>();
+    const { http, request, refuse } = guardContext(context, this.adapterHost);
     const route = routeConfig(this.reflector, context);
     const { queue, memberId } = this.config;
     const outcome = await runGuard(queue, { ...route, memberId }, await memberId(request), requestToken(request, route.tokenHeader));
-    if (outcome.kind === 'respond') {
-      const answer = outcome.result as HttpErrorResponse;
-      const response = http.getResponse<unknown>();
-      for (const [name, value] of Object.entries(answer.headers)) this.adapterHost.httpAdapter.setHeader(response, name, value);
-      throw new WaitgateHttpException(answer);
-    }
+    if (outcome.kind === 'respond') return refuse(outcome.result);
     if (outcome.kind === 'entry') {
       entries.set(request, outcome.entry);
       if (route.settle === 'auto') settleWhenFinished(rawResponse(http.getResponse<unknown>()), outcome.entry);

@@ -2,9 +2,8 @@
 
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
-import type { HttpErrorResponse } from '../core.js';
 import { parsePassGuard, type EntryPass, type PassGuard, type RequireEntryPassOptions } from '../entry-pass.js';
-import { WaitgateHttpException } from './guard.js';
+import { guardContext } from './guard.js';
 import { WAITGATE_CONFIG, type PlatformRequest, type WaitgateModuleConfig } from './options.js';
 import { requestToken } from '../pass-cookie.js';
 
@@ -35,17 +34,10 @@ export class WaitgatePassGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (context.getType() !== 'http') throw new Error(`waitgate guards HTTP routes only, not ${context.getType()} handlers`);
-    const http = context.switchToHttp();
-    const request = http.getRequest<PlatformRequest>();
+    const { request, refuse } = guardContext(context, this.adapterHost);
     const guard = this.#guardOf(context);
     const outcome = await guard.check(await guard.memberId(request), requestToken(request, guard.tokenHeader));
-    if (outcome.kind === 'respond') {
-      const answer = outcome.result as HttpErrorResponse;
-      const response = http.getResponse<unknown>();
-      for (const [name, value] of Object.entries(answer.headers)) this.adapterHost.httpAdapter.setHeader(response, name, value);
-      throw new WaitgateHttpException(answer);
-    }
+    if (outcome.kind === 'respond') return refuse(outcome.result);
     passes.set(request, outcome.pass);
     return true;
   }
