@@ -105,18 +105,20 @@ export const EVENTS_PATH = '/events';
  * stream (or 503 past `maxStreams`, 400/503 as the position route). Errors that are not
  * waitgate's are rethrown for the framework's error handling.
  */
-export function eventsRoute(queue: WaitingQueue, maxStreams: number): EventsRoute {
+export function eventsRoute(queue: WaitingQueue, maxStreams: number, gate?: RouteGate): EventsRoute {
   const hub = new EventHub(queue, maxStreams);
-  const route = async (member: () => unknown): Promise<StreamOpening> => {
+  const route = async (member: () => unknown, req?: unknown): Promise<StreamOpening> => {
     const id = await member();
     if (id === undefined || id === null) return { kind: 'respond', result: UNAUTHENTICATED() };
+    // A shadowed member is refused as a full instance refuses anyone: its polls answer its shadow place.
+    if (gate?.shadowed(id, req)) return hub.refuse();
     return hub.open(id as MemberId);
   };
   return Object.assign(route, { endAll: () => hub.endAll() });
 }
 
 /** The handler of `GET …/events`, and `endAll()` for a server that closes (its streams would hold it open). */
-export type EventsRoute = ((member: () => unknown) => Promise<StreamOpening>) & { endAll(): void };
+export type EventsRoute = ((member: () => unknown, req?: unknown) => Promise<StreamOpening>) & { endAll(): void };
 
 const resolver = z.custom<MemberIdResolver<unknown>>((f) => typeof f === 'function', 'must be a function (req) => member id | undefined');
 // Duck-typed rather than instanceof: the ESM and CJS builds each have their own WaitingQueue class.

@@ -167,21 +167,24 @@ export class EventHub {
     return this.#streams.size;
   }
 
+  /** 503 TOO_MANY_STREAMS with Retry-After: the client polls the position instead. */
+  refuse(): StreamOpening {
+    const retryAfter = String(Math.max(1, Math.ceil(this.#queue.config.pollingIntervals[0]!.seconds)));
+    return {
+      kind: 'respond',
+      result: errorResponse(503, 'TOO_MANY_STREAMS', 'This instance serves as many event streams as it may: poll the position instead.', {
+        'retry-after': retryAfter,
+      }),
+    };
+  }
+
   /**
    * Opens a stream for `memberId` (already resolved; undefined answers nothing here). The
    * stream is registered before its first look, so a READY that comes between the two is
    * told by a later round or by that look itself; never missed.
    */
   async open(memberId: MemberId): Promise<StreamOpening> {
-    if (this.#streams.size >= this.#maxStreams) {
-      const retryAfter = String(Math.max(1, Math.ceil(this.#queue.config.pollingIntervals[0]!.seconds)));
-      return {
-        kind: 'respond',
-        result: errorResponse(503, 'TOO_MANY_STREAMS', 'This instance serves as many event streams as it may: poll the position instead.', {
-          'retry-after': retryAfter,
-        }),
-      };
-    }
+    if (this.#streams.size >= this.#maxStreams) return this.refuse();
     const stream = new MemberStream(this, memberId);
     this.#add(stream);
     try {

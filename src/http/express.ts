@@ -62,10 +62,10 @@ export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOpti
   const resolved = parseRoutesOptions(options);
   const { memberId, gate, maxStreams } = resolved;
   const router = express.Router();
-  const events = eventsRoute(q, maxStreams);
+  const events = eventsRoute(q, maxStreams, gate);
   router.get(EVENTS_PATH, async (req, res, next) => {
     try {
-      const opening = await events(() => memberId(req));
+      const opening = await events(() => memberId(req), req);
       if (opening.kind === 'respond') send(res, opening.result);
       else streamToNode(res, opening.headers, opening.stream);
     } catch (error) {

@@ -72,10 +72,10 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
   const resolved = parseRoutesOptions({ memberId: resolver, ...rest });
   const { memberId, gate, maxStreams } = resolved;
   const base = normalizePrefix(prefix);
-  const events = eventsRoute(q, maxStreams);
+  const events = eventsRoute(q, maxStreams, gate);
   app.addHook('preClose', async () => events.endAll()); // app.close() waits for open responses
   app.get(base + EVENTS_PATH, async (request, reply) => {
-    const opening = await events(() => memberId(request));
+    const opening = await events(() => memberId(request), request);
     if (opening.kind === 'respond') return send(reply, opening.result);
     reply.hijack(); // the stream writes the raw response; Fastify sends nothing more
     streamToNode(reply.raw, opening.headers, opening.stream);

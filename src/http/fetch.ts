@@ -50,10 +50,10 @@ export function queueRoutes<Req extends Request = Request>(
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
   const room = roomOf(q, resolved);
   const pages = room ? ROOM_ROUTES.map((route) => ({ ...route, url: base + route.path })) : [];
-  const events = eventsRoute(q, maxStreams);
+  const events = eventsRoute(q, maxStreams, gate);
   return async (request) => {
     const path = new URL(request.url).pathname;
-    if (request.method === 'GET' && path === base + EVENTS_PATH) return toEventResponse(await events(() => memberId(request)), request.signal);
+    if (request.method === 'GET' && path === base + EVENTS_PATH) return toEventResponse(await events(() => memberId(request), request), request.signal);
     const route = routes.find((r) => r.method === request.method && r.url === path);
     const pageRoute = route ? undefined : pages.find((r) => r.method === request.method && r.url === path);
     if (pageRoute) return toPageResponse(await room!.run(pageRoute.action, { member: () => memberId(request), req: request, url: request.url }));

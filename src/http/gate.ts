@@ -93,6 +93,11 @@ export class RouteGate {
     return result;
   }
 
+  /** Whether the request is a shadowed member's (a mark in memory or a valid cookie). Writes nothing. */
+  shadowed(member: unknown, req: unknown): boolean {
+    return this.#marks.find(normalizeMemberId(member), req, Date.now()) !== undefined;
+  }
+
   /** A real position the routes answered: what shadow places copy (the line's length, mode, message). */
   observe(position: Position): void {
     this.#marks.observe(position);

@@ -45,8 +45,8 @@ export function queueRoutes<E extends Env = BlankEnv>(queue: WaitingQueue, optio
   const resolved = parseRoutesOptions(options);
   const { memberId, gate, maxStreams } = resolved;
   const app = new Hono<E>();
-  const events = eventsRoute(q, maxStreams);
-  app.get(EVENTS_PATH, async (c) => toEventResponse(await events(() => memberId(c)), c.req.raw.signal));
+  const events = eventsRoute(q, maxStreams, gate);
+  app.get(EVENTS_PATH, async (c) => toEventResponse(await events(() => memberId(c), c), c.req.raw.signal));
   for (const route of QUEUE_ROUTES) {
     app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, () => memberId(c), { gate, req: c })));
   }

@@ -77,10 +77,10 @@ export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
   const room = roomOf(q, resolved);
   const pages = room ? ROOM_ROUTES.map((route) => ({ ...route, url: base + route.path })) : [];
-  const events = eventsRoute(q, maxStreams);
+  const events = eventsRoute(q, maxStreams, gate);
   return async (ctx, next) => {
     if (ctx.method === 'GET' && ctx.path === base + EVENTS_PATH) {
-      const opening = await events(() => memberId(ctx));
+      const opening = await events(() => memberId(ctx), ctx);
       if (opening.kind === 'respond') return send(ctx as ParameterizedContext, opening.result);
       // Koa writes nothing of its own (no buffering, no compression middleware on the body): the stream owns the response.
       ctx.respond = false;

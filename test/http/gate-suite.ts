@@ -99,6 +99,11 @@ export function describeGate(name: string, startApp: AppFactory): void {
         expect(polled.status).toBe('WAITING');
         expect(polled.rank).toBeGreaterThanOrEqual(1);
         expect((await queue.position('bot')).status).toBe('NOT_ENTERED');
+        // Its event stream is refused as a full instance refuses one (it polls its shadow place instead).
+        const stream = await call('GET', '/queue/events', { 'x-member': 'bot' });
+        expect(stream.status).toBe(503);
+        expect(((await stream.json()) as { error: { code: string } }).error.code).toBe('TOO_MANY_STREAMS');
+        expect(stream.headers.get('retry-after')).not.toBeNull();
         // Entering again keeps the shadow place, without asking the gate to let it in.
         const again = (await (await call('POST', '/queue/enter', { 'x-member': 'bot', 'x-verdict': 'allow' })).json()) as Position;
         expect(again.status).toBe('WAITING');

@@ -87,7 +87,7 @@ export function parseModuleOptions<Req>(options: WaitgateModuleOptions<Req>): Wa
     routesPrefix: parsePrefix(routesPrefix),
     gate: routes.gate,
     room: roomOf(q, routes),
-    events: eventsRoute(q, routes.maxStreams),
+    events: eventsRoute(q, routes.maxStreams, routes.gate),
   };
 }
 

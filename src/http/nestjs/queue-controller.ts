@@ -67,7 +67,7 @@ export function createQueueController(routesPrefix: string, withRoom: boolean): 
 
     /** `GET events`: the member's event stream, written on Node's response (Fastify's reply hijacked first). */
     async events(request: PlatformRequest, response: unknown): Promise<void> {
-      const opening = await this.config.events(() => this.config.memberId(request));
+      const opening = await this.config.events(() => this.config.memberId(request), request);
       if (opening.kind === 'respond') return this.send(response, opening.result);
       const reply = response as { raw?: ServerResponse; hijack?: () => void };
       reply.hijack?.();
