@@ -55,6 +55,7 @@ export type {
   ControlsRequest,
   EnterOptions,
   SafetyNetRequest,
+  CohortPage,
   HeadMovesListener,
   HeadMovesWatch,
 } from './store/store.js';
