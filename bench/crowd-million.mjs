@@ -39,6 +39,7 @@ import { startBenchRedisServer } from '../scripts/redis-server.mjs';
 import { loadAverage, machineInfo } from './lib/machine.mjs';
 import { commandStats, countCommands, diffStats, redisProcessCpuUs } from './lib/redis-info.mjs';
 import { mean, quantileSorted, round } from './lib/stats.mjs';
+import { createProgress } from './lib/progress.mjs';
 import { lineChart } from './lib/svg-chart.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -77,7 +78,9 @@ const charts = (million && !args.includes('--no-charts')) || args.includes('--ch
 const SAMPLE_EVERY_MS = 5000;
 const NAME = 'crowd';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const log = (line) => console.log(line);
+// A progress line per phase (a bar redrawn on a terminal): bench/lib/progress.mjs.
+const progress = createProgress({ steps: ['start', 'idle', 'enter', 'poll', 'stop'] });
+const log = (line) => progress.log(line);
 const fmt = (v, d = 0) =>
   v === null || v === undefined || Number.isNaN(v) ? '-' : Number(v).toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
@@ -150,6 +153,7 @@ function next(child, type) {
 // ---------- Redis, once a second: CPU (INFO cpu), memory, the line's length, script calls.
 const series = [];
 let phase = 'start';
+progress.step(phase);
 let sampling = true;
 const sampler = (async () => {
   let prev = { at: performance.now(), cpuUs: await redisProcessCpuUs(control), stats: await commandStats(control) };
@@ -224,12 +228,14 @@ try {
 
   // Redis idle (this coordinator's INFO calls and Redis' own timers): the floor under every figure below.
   phase = 'idle';
+  progress.step(phase);
   const idleWindow = await redisWindow();
   await sleep(3000);
   result.idleRedisCpuShare = round((await closeWindow(idleWindow)).redisCpuShare, 4);
 
   // ---------- 1. The crowd enters.
   phase = 'enter';
+  progress.step(phase);
   const enterWindow = await redisWindow();
   const entered = await Promise.all(
     instances.map(({ child }) => {
@@ -273,6 +279,7 @@ try {
   // ---------- 2. Everyone polls through positionCache; instance 0 admits.
   await sleep(1000);
   phase = 'poll';
+  progress.step(phase);
   const ticks = [];
   const onTick = (m) => m.type === 'tick' && ticks.push({ ...m, t: (performance.now() - started) / 1000 });
   for (const { child } of instances) child.on('message', onTick);
@@ -439,6 +446,7 @@ try {
     rankRounds: a.rounds,
   };
 } finally {
+  progress.step('stop');
   sampling = false;
   await sampler.catch(() => undefined);
   for (const { child } of instances) {
@@ -447,6 +455,7 @@ try {
   await Promise.all(instances.map(({ child }) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : null)));
   await control.quit().catch(() => control.disconnect());
   await redis.stop();
+  progress.end();
 }
 
 result.machine.loadAverageAtEnd = loadAverage();

@@ -17,13 +17,14 @@
 //   BENCH_OPENING_MEMBERS=1000000 BENCH_OPENING_ROUNDS=5 (opening); BENCH_PREQUEUE_POLL_THROUGH=fresh|enter (polling-shuffle:
 //   the polling phase on instances that learned the members after the opening, or on those their enters filled)
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startBenchRedisServer } from '../scripts/redis-server.mjs';
 import { loadAverage, machineInfo } from './lib/machine.mjs';
 import { checkTargets, printReport } from './lib/report.mjs';
+import { createProgress } from './lib/progress.mjs';
 import { barChart } from './lib/svg-chart.mjs';
 import { runMemory } from './sections/memory.mjs';
 import { runGroupCommit, runMicro } from './sections/micro.mjs';
@@ -45,35 +46,47 @@ const result = {
   machine: machineInfo(),
 };
 
-const log = (line) => console.log(line);
+// The sections in the order they run, and the key of each one's figures in the results.
+const SECTIONS = { micro: 'micro', memory: 'memory', polling: 'polling', opening: 'opening', presence: 'presence', 'polling-shuffle': 'pollingShuffle', passes: 'passes', 'group-commit': 'groupCommit', streams: 'streams' };
+const steps = Object.keys(SECTIONS).filter((name) => only.includes(name));
+// How long each section took last time (the results this run will replace), for the remaining time.
+const previous = existsSync(out) ? JSON.parse(readFileSync(out, 'utf8')) : {};
+const expectedSeconds = Object.fromEntries(steps.flatMap((name) => (typeof previous[SECTIONS[name]]?.seconds === 'number' ? [[name, previous[SECTIONS[name]].seconds]] : [])));
+const progress = createProgress({ steps, expectedSeconds });
+const log = (line) => progress.log(line);
 const redis = await startBenchRedisServer();
 log(`waitgate bench: redis-server ${result.machine.redis} on port ${redis.port}, Node ${process.version}, ${result.machine.cpus} CPUs, load ${result.machine.loadAverageAtStart.join(' ')}`);
 try {
   if (only.includes('micro')) {
+    progress.step('micro');
     log('\n[1/5] per operation: waitgate vs naive vs floor');
     const t = performance.now();
     result.micro = await runMicro({ url: redis.url, rounds: num('BENCH_ROUNDS', quick ? 2 : 5), roundMs: num('BENCH_ROUND_MS', quick ? 300 : 700), warmMs: quick ? 150 : 300, log });
     result.micro.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('memory')) {
+    progress.step('memory');
     log('\n[2/5] Redis memory per waiting member, admit() scaling');
     const t = performance.now();
     result.memory = await runMemory({ url: redis.url, sizes: quick ? [100_000] : [100_000, 1_000_000], log });
     result.memory.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('polling')) {
+    progress.step('polling');
     log('\n[3/5] polling at scale (positionCache)');
     const t = performance.now();
     result.polling = await runPolling({ url: redis.url, members: num('BENCH_POLL_MEMBERS', 100_000), phaseSeconds: quick ? 8 : num('BENCH_POLL_SECONDS', 20), randomPhaseSeconds: quick ? 3 : 8, cacheOptions: process.env.BENCH_POSITION_CACHE ? JSON.parse(process.env.BENCH_POSITION_CACHE) : true, log });
     result.polling.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('opening')) {
+    progress.step('opening');
     log('\n[4/5] a scheduled, shuffled opening: 1,000,000 pre-queued vs 10,000');
     const t = performance.now();
     result.opening = await runOpening({ url: redis.url, sizes: quick ? [10_000, 100_000] : [10_000, num('BENCH_OPENING_MEMBERS', 1_000_000)], rounds: num('BENCH_OPENING_ROUNDS', quick ? 2 : 5), redisPid: redis.process.pid, log });
     result.opening.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('presence')) {
+    progress.step('presence');
     log('\n[presence] signs of life at scale (abandonAfterSeconds): touch calls, member ids recorded, Redis calls per poll');
     const t = performance.now();
     const { runPresence } = await import('./sections/presence.mjs');
@@ -81,12 +94,14 @@ try {
     result.presence.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('polling-shuffle')) {
+    progress.step('polling-shuffle');
     log('\n[5/5] polling after a shuffled opening (positionCache with drawn scores)');
     const t = performance.now();
     result.pollingShuffle = await runPolling({ url: redis.url, members: num('BENCH_POLL_MEMBERS', 100_000), phaseSeconds: quick ? 8 : num('BENCH_POLL_SECONDS', 20), randomPhaseSeconds: 0, cacheOptions: process.env.BENCH_POSITION_CACHE ? JSON.parse(process.env.BENCH_POSITION_CACHE) : true, preQueue: { shuffle: true, pollThrough: process.env.BENCH_PREQUEUE_POLL_THROUGH ?? 'fresh' }, log });
     result.pollingShuffle.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('passes')) {
+    progress.step('passes');
     log('\n[passes] signed entry passes: forged passes rejected by the Express guard (signed vs opaque), Redis commands per rejection, verify cost, lifecycle throughput');
     const t = performance.now();
     const { runPasses } = await import('./sections/passes.mjs');
@@ -94,6 +109,7 @@ try {
     result.passes.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('group-commit')) {
+    progress.step('group-commit');
     log('\n[group commit] enter, exact position and claim at concurrency 1 to 1,024: group commit on / off vs naive vs floor vs shaped floor');
     const t = performance.now();
     result.groupCommit = await runGroupCommit({
@@ -107,6 +123,7 @@ try {
     result.groupCommit.seconds = Math.round((performance.now() - t) / 1000);
   }
   if (only.includes('streams')) {
+    progress.step('streams');
     log('\n[streams] event streams on one instance: delivery of an admission step, Redis commands, CPU vs polling every 5 s, memory');
     const t = performance.now();
     const { runStreams } = await import('./sections/streams.mjs');
@@ -115,6 +132,7 @@ try {
     result.streams.seconds = Math.round((performance.now() - t) / 1000);
   }
 } finally {
+  progress.end();
   await redis.stop();
 }
 result.machine.loadAverageAtEnd = loadAverage();

@@ -48,6 +48,7 @@ import { Redis } from 'ioredis';
 import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-server.mjs';
 import { messageOf } from './lib/ipc.mjs';
 import { commandStats, countCommands } from './lib/redis-info.mjs';
+import { createProgress } from './lib/progress.mjs';
 import { lineChart } from './lib/svg-chart.mjs';
 import { honestyCharts, honestyOf } from './sim/estimates.mjs';
 
@@ -151,6 +152,9 @@ const VARIANTS = {
 };
 
 const started = performance.now();
+// A progress line per step (a bar redrawn on a terminal, under the output): bench/lib/progress.mjs.
+const progress = createProgress({ steps: ['start', 'crowd', 'report'] });
+const log = (...parts) => progress.log(parts.join(' '));
 const redisVersion = redisServerVersion();
 const children = [];
 const servers = [];
@@ -221,7 +225,7 @@ async function run(v, t0) {
       previous = { at, stats };
       const t = Math.round((at - t0) / 1000);
       if (t % 10 === 0)
-        console.log(`  ${label ? `[${label}] ` : ''}t=${t} s: Redis ${Math.round(all / seconds)} commands/s (${Math.round(scripts / seconds)} script calls/s)`);
+        log(`  ${label ? `[${label}] ` : ''}t=${t} s: Redis ${Math.round(all / seconds)} commands/s (${Math.round(scripts / seconds)} script calls/s)`);
     }
   })();
   const load = await shoppersDone;
@@ -551,26 +555,26 @@ const machine = () => ({
 
 function printChecks(config, summary, prefix = '') {
   const s = summary.outcome;
-  console.log(
+  log(
     `${prefix}  ${ok(summary.maxOrderTransactionsInFlight <= config.maxActive)} max order transactions in flight ${summary.maxOrderTransactionsInFlight} (DB transactions at once: ${summary.maxDbTransactionsInFlight}); max tokens held ${summary.maxActiveSampled} vs maxActive ${config.maxActive}; ${summary.secondsAtMaxActive} s at maxActive`,
   );
-  console.log(
+  log(
     `${prefix}  ${ok(summary.admissionsOverBucketBound === 0)} admissions/s while members waited: mean ${summary.admissionsPerSecondWhileWaiting.mean}, max ${summary.admissionsPerSecondWhileWaiting.max} (configured ${config.admitRatePerSecond}/s); over any window <= rate x window + burst: exceeded by ${summary.admissionsOverBucketBound}`,
   );
-  console.log(
+  log(
     `${prefix}  ${ok(summary.membersLost === 0)} members lost: ${summary.membersLost} (told NOT_ENTERED while waiting: ${summary.notEnteredWhileWaiting})`,
   );
-  console.log(`${prefix}  ${ok(summary.fifoViolations === 0)} FIFO violations: ${summary.fifoViolations} (${summary.fifo.admitted} admissions checked)`);
-  console.log(
+  log(`${prefix}  ${ok(summary.fifoViolations === 0)} FIFO violations: ${summary.fifoViolations} (${summary.fifo.admitted} admissions checked)`);
+  log(
     `${prefix}  ${ok(summary.duplicateTokenOrders === 0)} orders ${summary.orders} (in DB ${summary.ordersInDb}), two orders on one token: ${summary.duplicateTokenOrders}; orders failed ${s.orderFailed}`,
   );
-  console.log(
+  log(
     `${prefix}  polls: ${summary.polls.toLocaleString('en-US')}, latency p50 ${summary.pollLatencyMs.p50?.toFixed(1)} ms, p99 ${summary.pollLatencyMs.p99?.toFixed(1)} ms (worst second p99 ${summary.maxPollP99Ms.toFixed(1)} ms); max ${summary.maxPollsPerSecond} polls/s`,
   );
-  console.log(
+  log(
     `${prefix}  Redis: max ${summary.maxRedisCommandsPerSecond} commands/s, max ${summary.maxRedisScriptCallsPerSecond} script calls/s; polls cost ${summary.pollStoreCallsPerPoll} store calls each; all script calls / polls ${summary.redisScriptCallsPerPoll}`,
   );
-  console.log(`${prefix}  store calls: ${JSON.stringify(summary.storeCalls)}; HTTP errors: ${JSON.stringify(summary.httpErrorsByStatus)}`);
+  log(`${prefix}  store calls: ${JSON.stringify(summary.storeCalls)}; HTTP errors: ${JSON.stringify(summary.httpErrorsByStatus)}`);
   printHonesty(summary, prefix);
 }
 
@@ -579,23 +583,23 @@ function printHonesty(summary, prefix = '') {
   const h = summary.estimateHonesty;
   if (!h) return;
   for (const c of summary.rateChanges ?? [])
-    console.log(
+    log(
       `${prefix}  rate change at ${c.atSeconds} s: ${JSON.stringify(c.patch)} -> ${c.error ? `failed: ${c.error}` : `${c.admitRatePerSecond}/s in force`}`,
     );
   const line = (name, e) =>
     `${prefix}  ${ok(e.meetsTargets)} estimate honesty ${name}: median ${e.medianPct}%, p90 ${e.p90Pct}% (targets <= ${h.targets.medianPct}%, <= ${h.targets.p90Pct}%) of the actual wait; signed median ${e.signedMedianPct}% (p10 ${e.signedP10Pct}%, p90 ${e.signedP90Pct}%); ${e.estimated} members${e.unestimated ? `, ${e.unestimated} shown no estimate` : ''}`;
-  console.log(
+  log(
     `${prefix}  members admitted who entered waiting: ${h.admittedWhoEnteredWaiting}, of them waited >= ${h.minWaitSeconds} s: ${h.waitedAtLeastMin}`,
   );
   for (const [name, e] of [
     ['at entry', h.atEntry],
     ['at half the wait', h.atHalfWait],
   ])
-    console.log(e.estimated ? line(name, e) : `${prefix}  estimate honesty ${name}: no member estimated who waited >= ${h.minWaitSeconds} s`);
-  if (h.atHalfWaitAfterRateChange?.estimated) console.log(line('at half the wait, shown after the rate change', h.atHalfWaitAfterRateChange));
+    log(e.estimated ? line(name, e) : `${prefix}  estimate honesty ${name}: no member estimated who waited >= ${h.minWaitSeconds} s`);
+  if (h.atHalfWaitAfterRateChange?.estimated) log(line('at half the wait, shown after the rate change', h.atHalfWaitAfterRateChange));
   const n = h.neverShrinksWhileNobodyAdmitted;
   const r = n.rankDidNotFall;
-  console.log(
+  log(
     `${prefix}  ${ok(n.ok && r.ok)} estimate never shrinks while nobody is admitted: ${n.shrank} of ${n.pairsChecked} pairs of polls with no admission step between shrank${n.shrank ? ` (by up to ${n.maxShrinkSeconds} s)` : ''}; ${r.shrank} of ${r.pairs} pairs whose rank did not fall${r.shrank ? ` (by up to ${r.maxShrinkSeconds} s; e.g. ${JSON.stringify(r.examples[0])})` : ''}`,
   );
 }
@@ -610,19 +614,22 @@ try {
     const last = JSON.parse(readFileSync(join(here, 'results', 'simulate-abandonment-latest.json'), 'utf8'));
     const charts = abandonmentCharts({ runs: last.runs, base: last.base, variants: last.variants, date: last.date });
     for (const [file, svg] of Object.entries(charts)) writeFileSync(join(images, file), svg);
-    console.log(
+    log(
       `wrote ${Object.keys(charts)
         .map((f) => `docs/images/${f}`)
         .join(', ')} from bench/results/simulate-abandonment-latest.json (${last.date})`,
     );
   } else if (classic) {
     const config = classicConfig;
-    console.log(
+    log(
       `simulate${short ? ' --short' : ''}: ${config.shoppers.toLocaleString('en-US')} shoppers over ${config.arrivalSeconds} s (${config.silentWaiting * 100}% stop polling); queue ${rateText(config)}, maxActive ${config.maxActive}, abandonAfterSeconds ${config.abandonAfterSeconds}, pickupTimeoutSeconds ${config.pickupTimeoutSeconds}; redis-server ${redisVersion}`,
     );
+    progress.step('start');
     const v = await prepare('', config);
     const t0 = Date.now() + 300;
+    progress.step('crowd');
     const raw = await run(v, t0);
+    progress.step('report');
     const { summary, series } = checksOf(config, raw);
     const s = summary.outcome;
 
@@ -724,14 +731,14 @@ try {
     const out = short ? (process.env.SIM_OUT ?? join(os.tmpdir(), 'waitgate-simulate-short.json')) : join(here, 'results', 'simulate-latest.json');
     writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 
-    console.log(
+    log(
       `\nFlash crowd: ${config.shoppers.toLocaleString('en-US')} shoppers in ${config.arrivalSeconds} s, ran ${summary.durationSeconds} s${summary.stoppedByDeadline ? ' (stopped by the time limit)' : ''}`,
     );
-    console.log(
+    log(
       `  outcome: ${s.ordered} ordered, ${s.abandonedWaiting} gave up waiting, ${s.stoppedPolling} stopped polling, ${s.leftWhenReady} left when READY, ${s.vanishedWhenReady} vanished when READY, ${s.stillWaitingAtEnd} still waiting at the end, ${s.orderFailed} orders failed or cut off by the time limit`,
     );
     printChecks(config, summary);
-    console.log(
+    log(
       `wrote ${short ? out : 'bench/results/simulate-latest.json'}${
         short
           ? ''
@@ -743,14 +750,17 @@ try {
   } else {
     const base = abandonmentConfig;
     const configs = Object.fromEntries(Object.entries(VARIANTS).map(([name, v]) => [name, { ...base, ...v }]));
-    console.log(
+    log(
       `simulate --abandonment: abandoning shoppers, handling on (abandonAfterSeconds ${VARIANTS.on.abandonAfterSeconds}, holdSilentAfterSeconds ${VARIANTS.on.holdSilentAfterSeconds}, pickupTimeoutSeconds ${VARIANTS.on.pickupTimeoutSeconds}) vs off, side by side; ${base.shoppers.toLocaleString('en-US')} shoppers over ${base.arrivalSeconds} s each (${base.silentWaiting * 100}% stop polling while waiting, ${base.goneAtAdmission * 100}% of those admitted never come back); rate ${base.admitRatePerSecond}/s, maxActive ${base.maxActive}, tokens ${base.entryTokenTtlSeconds} s; redis-server ${redisVersion}`,
     );
     const prepared = {};
+    progress.step('start');
     for (const [name, config] of Object.entries(configs)) prepared[name] = await prepare(name, config);
     const t0 = Date.now() + 800;
     const names = Object.keys(prepared);
+    progress.step('crowd');
     const raws = await Promise.all(names.map((name) => run(prepared[name], t0)));
+    progress.step('report');
     const runs = {};
     names.forEach((name, i) => {
       const config = configs[name];
@@ -787,42 +797,43 @@ try {
       const { summary } = runs[name];
       const a = runs[name].abandonment;
       const s = summary.outcome;
-      console.log(
+      log(
         `\n[${name}] abandonAfterSeconds ${a.abandonAfterSeconds}, holdSilentAfterSeconds ${a.holdSilentAfterSeconds}, pickupTimeoutSeconds ${a.pickupTimeoutSeconds}: ran ${summary.durationSeconds} s${summary.stoppedByDeadline ? ' (stopped by the time limit)' : ''}`,
       );
-      console.log(
+      log(
         `  outcome: ${s.ordered} ordered, ${s.stoppedPolling} stopped polling while waiting, ${s.goneAtAdmission} never came back after admission (+${s.goneAfterReadingReady} after reading READY), ${s.stillWaitingAtEnd} still waiting at the end, ${s.orderFailed} orders failed, ${s.unfinished} unfinished`,
       );
-      console.log(
+      log(
         `  admissions ${a.admissions}: ${a.toLiveShoppers} to live shoppers (${(a.liveShare * 100).toFixed(1)}%), ${a.toShoppersAlreadyGone.total} to shoppers already gone${a.abandonAfterSeconds !== null ? ` (silent < ${a.abandonAfterSeconds} s: ${a.toShoppersAlreadyGone.silentLessThanA}; ${a.abandonAfterSeconds}-${a.abandonAfterSeconds + 2} s: ${a.toShoppersAlreadyGone.silentAtoA2}; longer: ${a.toShoppersAlreadyGone.silentMoreThanA2})` : ''}, silence p50 ${a.toShoppersAlreadyGone.silenceSecondsP50} s, max ${a.toShoppersAlreadyGone.silenceSecondsMax} s`,
       );
-      console.log(`  dropped as abandoned ${a.droppedAsAbandoned} (stats ${a.statsAbandoned}), of them still polling: ${a.droppedWhileStillPolling}`);
-      if (a.held) console.log(`  held at the head: in ${a.held.steps} admission steps, at most ${a.held.max} in one step`);
+      log(`  dropped as abandoned ${a.droppedAsAbandoned} (stats ${a.statsAbandoned}), of them still polling: ${a.droppedWhileStillPolling}`);
+      if (a.held) log(`  held at the head: in ${a.held.steps} admission steps, at most ${a.held.max} in one step`);
       const o = summary.fifo.overtaken;
       if (o.count > 0)
-        console.log(
+        log(
           `  admitted after someone who entered later: ${o.count} (${a.admittedAfterSomeoneWhoEnteredLater.live} of them live when admitted), after the first such admission by p50 ${o.p50Seconds} s, max ${o.maxSeconds} s`,
         );
-      console.log(
+      log(
         `  orders ${a.orders}: ${a.ordersFirst60s} in the first 60 s; ${a.ordersPerMinuteWhileLiveWaited}/min while live shoppers waited (${a.busySeconds} s)`,
       );
-      console.log(
+      log(
         `  last live shopper admitted at ${a.lastLiveAdmittedAtSeconds} s, longest wait of a live shopper admitted ${a.lastLiveShopperWaitSeconds} s; live shoppers never admitted: ${a.liveStillWaitingAtEnd}${a.liveStillWaitingAtEnd ? ` (waited ${a.liveStillWaitingForSeconds} s by the end)` : ''}`,
       );
       printChecks(configs[name], summary);
     }
-    console.log(
+    log(
       `\n  ${ok(on.liveShare >= 0.95)} share of admissions to live shoppers with handling on: ${(on.liveShare * 100).toFixed(1)}% (target >= 95%; off ${(off.liveShare * 100).toFixed(1)}%)`,
     );
-    console.log(`  ${ok(on.ordersFirst60s > off.ordersFirst60s)} orders per minute (first 60 s): on ${on.ordersFirst60s}, off ${off.ordersFirst60s}`);
-    console.log(`  ${ok(on.droppedWhileStillPolling === 0)} shoppers dropped while still polling: ${on.droppedWhileStillPolling}`);
-    console.log(
+    log(`  ${ok(on.ordersFirst60s > off.ordersFirst60s)} orders per minute (first 60 s): on ${on.ordersFirst60s}, off ${off.ordersFirst60s}`);
+    log(`  ${ok(on.droppedWhileStillPolling === 0)} shoppers dropped while still polling: ${on.droppedWhileStillPolling}`);
+    log(
       `wrote bench/results/simulate-abandonment-latest.json and ${Object.keys(charts)
         .map((f) => `docs/images/${f}`)
         .join(', ')} (${result.seconds} s in all)`,
     );
   }
 } finally {
+  progress.end();
   clearTimeout(hardStop);
   killChildren();
   await Promise.all(monitors.map((m) => m.quit().catch(() => m.disconnect())));
