@@ -4,7 +4,6 @@
 
 import xterm from '@xterm/headless';
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain .mjs module of the benchmarks, without declarations
 import { createProgress, formatClock } from '../../bench/lib/progress.mjs';
 
 const { Terminal } = xterm;
