@@ -2,11 +2,9 @@
 // redrawn at the bottom under the command's output (rendered by a terminal emulator,
 // xterm.js headless, so the escape codes are checked as a terminal shows them).
 
-import xterm from '@xterm/headless';
 import { describe, expect, it } from 'vitest';
 import { createProgress, formatClock } from '../../bench/lib/progress.mjs';
-
-const { Terminal } = xterm;
+import { terminal } from '../support/terminal.js';
 
 function clock() {
   let ms = 0;
@@ -44,24 +42,7 @@ describe('bench progress', () => {
   });
 
   it('on a terminal: the bar stays on the last line under the output, and goes at the end', async () => {
-    const term = new Terminal({ cols: 72, rows: 6, allowProposedApi: true, convertEol: true });
-    let pending = Promise.resolve();
-    const tty = {
-      isTTY: true,
-      columns: 72,
-      write(text: string) {
-        pending = pending.then(() => new Promise<void>((resolve) => term.write(text, resolve)));
-        return true;
-      },
-    };
-    const visible = async () => {
-      await pending;
-      const buffer = term.buffer.active;
-      const lines: string[] = [];
-      for (let y = 0; y < term.rows; y++) lines.push(buffer.getLine(buffer.viewportY + y)?.translateToString(true) ?? '');
-      while (lines.length > 0 && lines.at(-1) === '') lines.pop();
-      return lines;
-    };
+    const { out: tty, visible } = terminal(72, 6);
     const c = clock();
     const progress = createProgress({ steps: ['micro', 'memory'], expectedSeconds: { micro: 10, memory: 30 }, stream: tty, output: tty, now: c.now });
     progress.step('micro');

@@ -2,38 +2,11 @@
 // terminal emulator (xterm.js, headless), so wrapping, scrolling and escape codes are the
 // terminal's own, not our idea of them.
 
-import xterm from '@xterm/headless';
 import { describe, expect, it } from 'vitest';
 import { Screen } from '../../src/cli/screen.js';
 import { frame, type WatchState } from '../../src/cli/watch-view.js';
 import type { StatusJson } from '../../src/cli/commands.js';
-
-const { Terminal } = xterm;
-
-/** A terminal of the given size and the Screen drawing on it. */
-function terminal(cols: number, rows: number) {
-  const term = new Terminal({ cols, rows, allowProposedApi: true, convertEol: true /* a tty's ONLCR */ });
-  let pending = Promise.resolve();
-  const out = {
-    isTTY: true as const,
-    columns: cols,
-    rows,
-    write(text: string): boolean {
-      pending = pending.then(() => new Promise<void>((resolve) => term.write(text, resolve)));
-      return true;
-    },
-  };
-  /** The visible rows, trailing blanks trimmed. */
-  const visible = async () => {
-    await pending;
-    const buffer = term.buffer.active;
-    const lines: string[] = [];
-    for (let y = 0; y < term.rows; y++) lines.push(buffer.getLine(buffer.viewportY + y)?.translateToString(true) ?? '');
-    while (lines.length > 0 && lines.at(-1) === '') lines.pop();
-    return lines;
-  };
-  return { term, out, visible };
-}
+import { terminal } from '../support/terminal.js';
 
 function status(patch: { opensAt?: number | null; message?: string | null; mode?: string }): StatusJson {
   const now = Date.parse('2026-12-04T12:00:00Z');
