@@ -82,17 +82,13 @@ export async function checkEntryPass(
   pass: unknown,
   options: VerifyEntryPassOptions,
   sessionSeconds?: number,
+  signature: SignatureCheck = joseSignature,
 ): Promise<PassClaims | { reason: EntryPassReason }> {
   const { queue, now, tolerance } = parseVerifyOptions(options);
   const member = options.memberId === undefined ? undefined : normalizeMemberId(options.memberId);
   if (typeof pass !== 'string' || pass.length > 4096 || pass.split('.').length !== 3) return { reason: 'MALFORMED' };
-  const jwks = typeof options.keys === 'function' ? await options.keys() : options.keys;
-  let payload: Uint8Array;
-  try {
-    ({ payload } = await compactVerify(pass, keySetOf(jwks), { algorithms: [...PASS_ALGORITHMS] }));
-  } catch (error) {
-    return { reason: reasonOf(error) };
-  }
+  const payload = await signature(pass, options.keys);
+  if (!(payload instanceof Uint8Array)) return payload;
   const claims = claimsOf(payload);
   if (!claims) return { reason: 'MALFORMED' };
   if (claims.aud !== queue) return { reason: 'WRONG_QUEUE' };
@@ -102,6 +98,24 @@ export async function checkEntryPass(
   const end = sessionSeconds === undefined ? claims.exp : claims.iat + sessionSeconds;
   if (end <= seconds - tolerance) return { reason: 'EXPIRED' };
   return claims;
+}
+
+/**
+ * Checks a pass's signature against the keys: its payload, or why not. The queue's own checks
+ * use node:crypto (src/signing/pass-signatures.ts); everywhere else, jose on Web Crypto. @internal
+ */
+export type SignatureCheck = (
+  pass: string,
+  keys: VerifyEntryPassOptions['keys'],
+) => Promise<Uint8Array | { reason: EntryPassReason }> | Uint8Array | { reason: EntryPassReason };
+
+async function joseSignature(pass: string, keys: VerifyEntryPassOptions['keys']): Promise<Uint8Array | { reason: EntryPassReason }> {
+  const jwks = typeof keys === 'function' ? await keys() : keys;
+  try {
+    return (await compactVerify(pass, keySetOf(jwks), { algorithms: [...PASS_ALGORITHMS] })).payload;
+  } catch (error) {
+    return { reason: reasonOf(error) };
+  }
 }
 
 function parseVerifyOptions(options: VerifyEntryPassOptions): { queue: string; now: number; tolerance: number } {

@@ -1,12 +1,12 @@
 // A queue's signed passes (SPEC §15): the READY token the store keeps is the pass's `jti`;
 // members get it wrapped in a compact JWS, and a pass is checked here before any store call.
 
-import { SignJWT, importJWK, type CryptoKey } from 'jose';
 import { EntryTokenError } from '../errors.js';
 import { PASS_ISSUER, checkEntryPass, type EntryPassKeys, type EntryPassReason, type PassClaims } from '../pass/verify.js';
 
 export type { EntryPassKeys };
 import type { PublicJwk, SigningKey } from './keys.js';
+import { PassSignatures } from './pass-signatures.js';
 import type { Admission, Position } from '../types.js';
 import { hasTokenShape } from '../tokens.js';
 
@@ -18,13 +18,12 @@ const CACHE_SIZE = 10_000;
 export class PassSigner {
   readonly #queue: string;
   readonly #ttlMs: number;
-  readonly #key: SigningKey;
+  readonly #signatures: PassSignatures;
   readonly #jwks: { keys: PublicJwk[] };
-  #privateKey: Promise<CryptoKey | Uint8Array> | undefined;
   readonly #signed = new Map<string, string>();
 
   constructor(keys: readonly SigningKey[], queue: string, tokenTtlMs: number) {
-    this.#key = keys[0]!;
+    this.#signatures = new PassSignatures(keys);
     this.#queue = queue;
     this.#ttlMs = tokenTtlMs;
     this.#jwks = Object.freeze({ keys: keys.map((k) => Object.freeze({ ...k.publicJwk })) }) as { keys: PublicJwk[] };
@@ -42,18 +41,9 @@ export class PassSigner {
   async sign(memberId: string, jti: string, expiresAt: number): Promise<string> {
     const cached = this.#signed.get(jti);
     if (cached !== undefined) return cached;
-    this.#privateKey ??= importJWK(this.#key.privateJwk, this.#key.alg);
     const issuedAt = Math.floor((expiresAt - this.#ttlMs) / 1000);
-    const pass = await new SignJWT({})
-      .setProtectedHeader({ alg: this.#key.alg, kid: this.#key.kid, typ: 'JWT' })
-      .setIssuer(PASS_ISSUER)
-      .setAudience(this.#queue)
-      .setSubject(memberId)
-      .setJti(jti)
-      .setIssuedAt(issuedAt)
-      .setNotBefore(issuedAt)
-      .setExpirationTime(Math.floor(expiresAt / 1000))
-      .sign(await this.#privateKey);
+    const claims = { iss: PASS_ISSUER, aud: this.#queue, sub: memberId, jti, iat: issuedAt, nbf: issuedAt, exp: Math.floor(expiresAt / 1000) };
+    const pass = this.#signatures.sign(claims);
     if (this.#signed.size >= CACHE_SIZE) this.#signed.delete(this.#signed.keys().next().value!);
     this.#signed.set(jti, pass);
     return pass;
@@ -65,6 +55,7 @@ export class PassSigner {
       pass,
       { keys: this.#jwks as unknown as EntryPassKeys, queue: this.#queue, memberId, clockToleranceSeconds: QUEUE_CLOCK_TOLERANCE_SECONDS },
       sessionSeconds,
+      (checked) => this.#signatures.verify(checked),
     );
   }
 

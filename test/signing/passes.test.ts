@@ -115,6 +115,37 @@ describe.each(['ES256', 'EdDSA'] as const)('a signed pass (%s)', (alg) => {
     await expect(queue.claim('m1', pass)).rejects.toMatchObject({ code: 'INVALID' });
     expect(seen).toHaveLength(2);
   });
+
+  it('signed by jose elsewhere (another instance, the same key) is checked and claimed here', async () => {
+    const signing = signingWith('k', alg);
+    const store = new MemoryStore();
+    const admitting = new WaitingQueue({ store, name: 'drop', signing });
+    const ordering = new WaitingQueue({ store, name: 'drop', signing });
+    const pass = await admitted(admitting, 'm1');
+    const claims = decodeJwt(pass);
+    // The same claims signed by jose with the key: what another implementation would issue.
+    const { importPKCS8, SignJWT } = await import('jose');
+    const joseSigned = await new SignJWT(claims).setProtectedHeader({ alg, kid: 'k', typ: 'JWT' }).sign(await importPKCS8(signing.keys[0]!.privateKey, alg));
+    // EdDSA is deterministic: the same bytes as ours, which shows the encoding is jose's.
+    if (alg === 'EdDSA') expect(joseSigned).toBe(pass);
+    const claim = await ordering.claim('m1', joseSigned);
+    expect(await ordering.consume(claim)).toBe(true);
+  });
+});
+
+describe('a forged pass sent again and again', () => {
+  it('is refused every time (its refusal remembered), and a good pass beside it still passes', async () => {
+    const store = new MemoryStore();
+    const queue = new WaitingQueue({ store, name: 'drop', signing: signingWith('k') });
+    const forged = await admitted(new WaitingQueue({ store: new MemoryStore(), name: 'drop', signing: signingWith('k') }), 'm1');
+    const [head, body, signature] = forged.split('.') as [string, string, string];
+    const shortSignature = `${head}.${body}.${signature.slice(0, 20)}`; // node:crypto throws on it; refused all the same
+    for (let i = 0; i < 3; i++) {
+      for (const bad of [forged, shortSignature]) await expect(queue.claim('m1', bad)).rejects.toMatchObject({ code: 'INVALID' });
+    }
+    const pass = await admitted(queue, 'm1');
+    expect(await queue.consume(await queue.claim('m1', pass))).toBe(true);
+  });
 });
 
 describe('passes refused before any store call', () => {
