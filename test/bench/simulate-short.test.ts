@@ -13,9 +13,9 @@ const SIMULATE = fileURLToPath(new URL('../../bench/simulate.mjs', import.meta.u
 const dir = mkdtempSync(join(tmpdir(), 'waitgate-sim-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function simulateShort(out: string): Promise<{ code: number | null; output: string }> {
+function simulateShort(out: string, ...flags: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SIMULATE, '--short'], { env: { ...process.env, SIM_OUT: out }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SIMULATE, '--short', ...flags], { env: { ...process.env, SIM_OUT: out }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -76,5 +76,42 @@ describe('npm run simulate -- --short', () => {
     }
     expect(h.neverShrinksWhileNobodyAdmitted.shrank).toBeLessThanOrEqual(h.neverShrinksWhileNobodyAdmitted.pairsChecked);
     expect(output).toContain('estimate honesty at half the wait');
+  });
+});
+
+interface Surge {
+  safetyNet: boolean;
+  members: number;
+  instant: number;
+  fifoViolations: number;
+  waitP50Seconds: number;
+  admittedPerSecond: number;
+}
+
+describe('npm run simulate -- --always-on --short', () => {
+  it('finishes with a result: nothing oversold, closed by the stock, FIFO kept with and without the safety net', { timeout: 120_000 }, async () => {
+    const out = join(dir, 'always-on.json');
+    const { code, output } = await simulateShort(out, '--always-on');
+    expect(code, output).toBe(0);
+    const result = JSON.parse(readFileSync(out, 'utf8')) as {
+      short: boolean;
+      quiet: { members: number; instant: number; p99Ms: number };
+      stock: { units: number; consumed: number; oversold: number; closedBy: string | null; admittedAfterClose: number | null; mode: string };
+      surges: Surge[];
+    };
+    expect(result.short).toBe(true);
+    // Quiet load: below the rate, the net lets every member in from enter itself.
+    expect(result.quiet.members).toBeGreaterThan(20);
+    expect(result.quiet.instant).toBe(result.quiet.members);
+    expect(result.stock).toMatchObject({ consumed: result.stock.units, oversold: 0, closedBy: 'waitgate:stock', admittedAfterClose: 0, mode: 'closed' });
+    expect(result.surges.map((r) => r.safetyNet)).toEqual([true, false, false, true]);
+    for (const r of result.surges) {
+      expect(r.fifoViolations).toBe(0);
+      // With the net, at most the bucket's burst (20, and what refills meanwhile) is let in at once; without it, nobody.
+      if (r.safetyNet) expect(r.instant).toBeGreaterThan(0);
+      else expect(r.instant).toBe(0);
+      expect(r.instant).toBeLessThan(r.members / 4);
+      expect(r.admittedPerSecond).toBeGreaterThan(0);
+    }
   });
 });
