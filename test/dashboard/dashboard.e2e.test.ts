@@ -173,13 +173,35 @@ describe('dashboard in a browser', () => {
     await expect.poll(() => page.getByTestId('mode').textContent()).toBe('Paused');
     expect(await page.getByTestId('toast').textContent()).toMatch(/Applied to “sneaker-drop”/);
     // The audit trail on the page: who (what authorize returned), the version and the patch.
-    await expect.poll(() => page.getByTestId('controls-log').locator('li').first().textContent()).toMatch(/ · v\d+ · ops@example · \{"mode":"paused","message":"Restocking/);
+    await expect
+      .poll(() => page.getByTestId('controls-log').locator('li').first().textContent())
+      .toMatch(/ · v\d+ · ops@example · \{"mode":"paused","message":"Restocking/);
 
     // Cancel changes nothing.
     const version = (await queue.controls()).version;
     await page.getByRole('button', { name: 'Resume' }).click();
     await page.getByRole('button', { name: 'Cancel' }).click();
     expect((await queue.controls()).version).toBe(version);
+    expect(problems).toEqual([]);
+  });
+
+  it('sets the stock and the safety net through their form, and refuses a bad stock without sending it', async () => {
+    const before = await queue.controls();
+    await page.locator('#in-stock').fill('-3');
+    await page.getByRole('button', { name: 'Review change…' }).last().click();
+    await expect.poll(() => page.locator('#form-error').textContent()).toMatch(/stock must be a whole number/);
+    expect((await queue.controls()).version).toBe(before.version);
+
+    await page.locator('#in-stock').fill('120');
+    await page.locator('#in-safety-net').setChecked(!before.safetyNet);
+    await page.getByRole('button', { name: 'Review change…' }).last().click();
+    const dialog = page.getByTestId('confirm-dialog');
+    await expect.poll(() => dialog.isVisible()).toBe(true);
+    expect(JSON.parse((await page.getByTestId('confirm-patch').textContent())!)).toEqual({ stock: 120, safetyNet: !before.safetyNet });
+    await dialog.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+    expect(await queue.controls()).toMatchObject({ stock: 120, safetyNet: !before.safetyNet });
+    await expect.poll(() => page.locator('#c-stock').textContent()).toBe('120 left');
     expect(problems).toEqual([]);
   });
 });

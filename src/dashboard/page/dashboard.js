@@ -274,7 +274,7 @@
 
   // The forms show the controls in force until the operator starts editing one.
   let editing = null;
-  let shown = { rate: '', burst: '', cap: '' };
+  let shown = { rate: '', burst: '', cap: '', stock: '' };
   function fillForms(c) {
     if (editing !== 'rate') {
       $('in-rate').value = String(c.admitRatePerSecond);
@@ -282,7 +282,12 @@
       $('in-max-active').value = c.maxActive === null ? '' : String(c.maxActive);
       // What the form shows as in force: only fields the operator changed from these are sent
       // (the rate in force moves by itself under adaptive admission; sending it would pin it).
-      shown = { rate: $('in-rate').value, burst: $('in-burst').value, cap: $('in-max-active').value };
+      shown = { ...shown, rate: $('in-rate').value, burst: $('in-burst').value, cap: $('in-max-active').value };
+    }
+    if (editing !== 'protection') {
+      $('in-stock').value = c.stock === null || c.stock === undefined ? '' : String(c.stock);
+      $('in-safety-net').checked = c.safetyNet;
+      shown.stock = $('in-stock').value;
     }
     if (editing !== 'schedule') {
       $('in-opens-at').value = c.opensAt === null ? '' : localInputValue(c.opensAt);
@@ -292,6 +297,7 @@
   for (const [form, name] of [
     ['form-rate', 'rate'],
     ['form-schedule', 'schedule'],
+    ['form-protection', 'protection'],
   ]) {
     $(form).addEventListener('input', () => (editing = name));
   }
@@ -508,6 +514,31 @@
     formError('');
     if (!controls || controls.message === null) return formError('No message is in force.');
     confirmChange({ what: 'Remove the message shown to waiting members.', patch: { message: null } });
+  });
+
+  $('form-protection').addEventListener('submit', (event) => {
+    event.preventDefault();
+    formError('');
+    const text = $('in-stock').value.trim();
+    const stock = text === '' ? null : Number(text);
+    if (stock !== null && (!Number.isInteger(stock) || stock < 0)) return formError('The stock must be a whole number of at least 0, or empty for no stock.');
+    const patch = {};
+    if ($('in-stock').value !== shown.stock) patch.stock = stock;
+    if ($('in-safety-net').checked !== controls.safetyNet) patch.safetyNet = $('in-safety-net').checked;
+    if (Object.keys(patch).length === 0) return formError('Nothing to change: these are the values in force.');
+    const what = [
+      'stock' in patch
+        ? stock === null
+          ? 'Remove the stock: the queue no longer closes by itself.'
+          : `Set the stock left to ${count(stock)}: at 0 the queue closes by itself.`
+        : null,
+      'safetyNet' in patch
+        ? patch.safetyNet
+          ? 'Turn the safety net on: members enter at once while nobody waits and the rate allows.'
+          : 'Turn the safety net off: every member waits for an admission step.'
+        : null,
+    ];
+    confirmChange({ what: what.filter(Boolean).join(' '), patch });
   });
 
   $('form-schedule').addEventListener('submit', (event) => {
