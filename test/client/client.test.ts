@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { QueueClientError, leave, waitForEntry } from '../../src/client/index.js';
 import { queueRoutes } from '../../src/http/express.js';
 import { MemoryStore, WaitingQueue, type Position } from '../../src/index.js';
+import { waitingPosition } from '../support/positions.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -34,20 +35,7 @@ async function shop(pollSeconds: number) {
 }
 
 function waitingBody(rank: number, seconds: number): Position {
-  return {
-    status: 'WAITING',
-    rank,
-    currentTotalWaitingCount: rank + 1,
-    estimatedWaitSeconds: rank,
-    pollingIntervalSeconds: seconds,
-    entryToken: null,
-    entryTokenExpiresAt: null,
-    queueMode: 'open',
-    message: null,
-    opensAt: null,
-    stockLeft: null,
-    likelyServed: null,
-  };
+  return waitingPosition({ rank, currentTotalWaitingCount: rank + 1, estimatedWaitSeconds: rank, pollingIntervalSeconds: seconds });
 }
 
 describe('waitForEntry', () => {
