@@ -5,10 +5,11 @@
   this script checks what needs the queue's state and Redis's clock, then writes.
   Idempotent: a patch that changes nothing writes nothing and keeps the version, so a
   re-sent call is harmless (a draw seed already set is kept). A committed draw is final:
-  a new draw while members drawn with the last seed still wait keeps that seed.
+  a new draw while members drawn with the last seed still wait keeps that seed (and its
+  cohort chain); a draw with a new seed starts a new cohort chain.
 
   KEYS[1] waiting  zset member -> entry score
-  KEYS[2] meta     hash: gen, seq, the controls, the limits (lr lb la)
+  KEYS[2] meta     hash: gen, seq, the controls, the limits (lr lb la), the cohort chain (kh kn)
   KEYS[3] log      list: the audit trail, newest first, capped (lua/includes/controlsLog.lua)
 
   ARGV[1] generation the caller knows ('' if none)
@@ -34,6 +35,7 @@
 --- @include "controls"
 --- @include "stock"
 --- @include "controlsLog"
+--- @include "cohort"
 
 local CONTROLS_OK, CONTROLS_REFUSED = 1, 0
 local expected, seed, commitment, actor, patchJson, limitsArg = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
@@ -151,6 +153,7 @@ if startsDraw and drawnWaiting > 0 then
   nextValues.cd, nextValues.cc = current.cd, current.cc
 elseif startsDraw then
   nextValues.cd, nextValues.cc = seed, commitment
+  restartCohort(KEYS[2]) -- a new seed: the cohort of this draw starts empty (lua/includes/cohort.lua)
 elseif not shuffleAfter and pendingBefore and shuffleBefore then
   nextValues.cd, nextValues.cc = false, false -- the draw was called off before anyone joined it
 end

@@ -18,3 +18,11 @@ local function foldCohort(metaKey, seed, member)
   local n = (tonumber(state[2]) or 0) + 1
   redis.call('HSET', metaKey, 'kh', redis.sha1hex((state[1] or COHORT_EMPTY) .. hash), 'kn', n, 'k' .. n, hash)
 end
+
+-- A new draw (a new seed) starts a new chain: the last draw's links are salted with a seed
+-- that is no longer this draw's, and its members are not in this pre-queue. O(1): the
+-- links k<i> of the last chain stay in meta (each overwritten as the new chain grows; those
+-- past its length are never read, lua/cohort-1.lua reads up to kn).
+local function restartCohort(metaKey)
+  redis.call('HDEL', metaKey, 'kh', 'kn')
+end

@@ -67,6 +67,24 @@ export function describeCohortContract(label: string, harness: StoreHarness): vo
       expect(report.hashes).not.toContain(saltedHash(seed, 'early'));
     });
 
+    it('starts a new chain with a new draw: the next sale reports its own cohort, which its verifier accepts', async () => {
+      const { store, elapse } = await harness.create();
+      const queue = new WaitingQueue({ store, name: uniqueName('k'), admitRatePerSecond: 10_000, admitBurst: 10_000 });
+      await queue.setControls({ opensAt: Date.now() + 1000, shuffle: true });
+      await queue.enter('first-sale');
+      await elapse(1100);
+      expect((await queue.admit()).map((a) => a.memberId)).toEqual(['first-sale']); // nobody the first draw drew still waits
+      // The next sale: a new shuffled opening, so a new seed (the store's clock may run ahead of Date.now()).
+      await queue.setControls({ opensAt: Date.now() + 1500, shuffle: true });
+      await queue.enter('second-sale');
+      await elapse(1600);
+      const report = await queue.drawReport();
+      expect(report.seed).not.toBeNull();
+      expect(report.hashes).toEqual([saltedHash(report.seed!, 'second-sale')]);
+      expect(verify(report)).toEqual({ head: report.head, length: report.length, order: report.order });
+      expect((await queue.controls()).cohortCommitment).toEqual({ head: report.head, length: 1 });
+    });
+
     it('keeps no cohort without a draw', async () => {
       const { store, elapse } = await harness.create();
       const queue = new WaitingQueue({ store, name: uniqueName('k') });

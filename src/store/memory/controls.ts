@@ -57,6 +57,7 @@ export function setControls(q: QueueState, now: number, request: ControlsRequest
   } else if (startsDraw) {
     next.seed = request.seed;
     next.commitment = request.commitment;
+    q.cohort = undefined; // a new seed: the cohort of this draw starts empty (lua/includes/cohort.lua restartCohort)
   } else if (next.shuffle !== true && pendingBefore && current.shuffle === true) {
     next.seed = undefined;
     next.commitment = undefined;
