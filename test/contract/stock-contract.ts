@@ -3,7 +3,7 @@
 // in play never exceed what is left, and at 0 the queue closes by itself.
 
 import { describe, expect, it } from 'vitest';
-import { QueueClosedError, WaitgateConfigError, WaitingQueue, type WaitingQueueOptions } from '../../src/index.js';
+import { QueueClosedError, STOCK_ACTOR, WaitgateConfigError, WaitingQueue, type WaitingQueueOptions } from '../../src/index.js';
 import type { StoreHarness } from './store-contract.js';
 import { uniqueName } from '../support/unique.js';
 
@@ -68,6 +68,20 @@ export function describeStockContract(label: string, harness: StoreHarness): voi
       });
       await expect(queue.enter('d')).rejects.toBeInstanceOf(QueueClosedError);
       expect(await queue.admit()).toEqual([]);
+    });
+
+    it('the last unit sold while the operator had closed the queue is recorded in the log, as every change of the controls', async () => {
+      const { queue } = await setup();
+      await queue.setControls({ stock: 1 });
+      await queue.enter('a');
+      const [admitted] = await queue.admit();
+      const claim = await queue.claim(admitted!.memberId, admitted!.entryToken);
+      await queue.setControls({ mode: 'closed', message: 'Back tomorrow' }, { actor: 'ops' });
+      expect(await queue.consume(claim)).toBe(true);
+      const controls = await queue.controls();
+      expect(controls).toMatchObject({ stock: 0, mode: 'closed', message: 'Sold out' }); // the sold-out message replaces the operator's
+      const [last] = await queue.controlsLog({ limit: 1 });
+      expect(last).toMatchObject({ actor: STOCK_ACTOR, version: controls.version, patch: { mode: 'closed', message: 'Sold out' } });
     });
 
     it('stock set to 0 closes the queue at once with the default message; clearing it lifts the cap', async () => {

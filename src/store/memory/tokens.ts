@@ -31,9 +31,9 @@ export function consume(q: QueueState, now: number, request: ConsumeRequest): bo
   q.totals.consumed++;
   const before = q.controls;
   q.controls = sellOne(before);
-  // The last unit: the queue closed itself, recorded in the controls log.
+  // The last unit: the queue closed itself (a new version, even if it was closed already), recorded in the controls log.
   const c = q.controls;
-  if (c.mode === 'closed' && before.mode !== 'closed') logChange(q, { at: now, actor: STOCK_ACTOR, patch: { mode: 'closed', message: c.message! }, version: c.version });
+  if (c.version !== before.version) logChange(q, { at: now, actor: STOCK_ACTOR, patch: { mode: 'closed', message: c.message! }, version: c.version });
   if (!record.leaseCounted) q.orders.record(now, settled(record, now, request.leaseMs, false));
   return true;
 }
