@@ -22,6 +22,8 @@
 //
 //   npm run build && npm run simulate:bots
 //   SIM_BOT_HASH_RATE=100000000 npm run simulate:bots     (a bigger farm)
+//   SIM_SCENARIOS=no-gate,gate SIM_BOTS=20000 npm run simulate:bots   (some scenarios, a smaller swarm)
+// Also SIM_HUMANS, SIM_HORIZON_SECONDS, SIM_RATE, SIM_SEED, SIM_BOT_ACCOUNTS.
 
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -79,7 +81,8 @@ const SCENARIOS = [
   { key: 'gate-solving-identity', label: 'powGate, bots solve + id', botsSolve: true, identity: true },
 ].map((s) => ({ gate: s.key.startsWith('gate'), botsSolve: false, identity: false, ...s }));
 const SHORT = new Set(['no-gate', 'gate', 'gate-solving']);
-const scenarios = SCENARIOS.filter((s) => !short || SHORT.has(s.key));
+const only = process.env.SIM_SCENARIOS?.split(',');
+const scenarios = SCENARIOS.filter((s) => (only ? only.includes(s.key) : !short || SHORT.has(s.key)));
 
 const started = performance.now();
 const progress = createProgress({ steps: [...scenarios.map((s) => s.key), 'report'] });

@@ -77,7 +77,7 @@ export function botCharts({ runs, base, date }) {
       title: "Humans' share of admissions, and bots' share of the store calls",
       subtitle: sub,
       groups: ran.map((r) => ({ name: r.label, values: [r.humansShare * 100, (r.storeCalls.botsShare ?? 0) * 100] })),
-      seriesNames: ["humans' share of admissions", "bots' share of store (Redis script) calls"],
+      seriesNames: ["humans' share of admissions", "bots' share of store calls"],
       unit: '%',
     }),
     'perf-sim-bots-wait.svg': barChart({

@@ -32,7 +32,7 @@ const client = createHttpClient({ port, sockets: config.sockets });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const jitter = (seconds, rng = random) => seconds * 1000 * (1 - config.jitter + 2 * config.jitter * rng());
 const rand = (a, b, rng = random) => a + rng() * (b - a);
-const request = (method, path, cookie, { body, headers = {} } = {}) => client.request(method, path, { cookie, ...headers }, body);
+const request = (method, path, cookie, { body, headers = {} } = {}) => client.request(method, path, { headers: { cookie, ...headers }, body });
 
 // Per-second bins, on the shared epoch clock (t0 from the orchestrator: SIM_T0, or the `go` message).
 let t0 = Number(process.env.SIM_T0) || 0;

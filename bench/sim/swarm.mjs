@@ -1,6 +1,7 @@
 // The bot swarm (npm run simulate:bots, SPEC §17): humans and scripted clients in one Node
 // process hitting the example shop over real HTTP, each class on its own keep-alive sockets
-// (a bot's request waits for a bot socket, never in front of a human's). Every client keeps
+// (a bot's request waits for a bot socket, never in front of a human's; a client's enter goes
+// before its class's polls, so a bot's arrival is not delayed behind 50,000 polls). Every client keeps
 // its own `shopper` cookie (member ids h-<i> and b-<j>: the shop counts store calls per class
 // by the prefix) and an account in `x-account` (humans one each, bots a few shared).
 //
@@ -37,8 +38,9 @@ const humans = []; // per human: [arrivedAt, enteredAt, readyAt, orderedAt, last
 const bots = { entered: 0, ready: 0, ordered: 0, solved: 0 };
 let farmFreeAt = 0;
 
+/** One request of a client of class `cls`; its enters go before its class's polls (urgent), as if on a connection of their own. */
 async function call(cls, method, path, headers, body) {
-  const res = await http[cls].request(method, path, headers, body);
+  const res = await http[cls].request(method, path, { headers, body, urgent: path === '/queue/enter' });
   const key = `${method} ${path} ${res.status}`;
   requests[cls][key] = (requests[cls][key] ?? 0) + 1;
   return res;
