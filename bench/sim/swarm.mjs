@@ -1,6 +1,8 @@
 // The bot swarm (npm run simulate:bots, SPEC §17): humans and scripted clients in one Node
-// process hitting the example shop over real HTTP, each class on its own keep-alive sockets
-// (a bot's request waits for a bot socket, never in front of a human's; a client's enter goes
+// process hitting the example shop over real HTTP, each class on its own keep-alive sockets, one
+// per clientsPerSocket clients (a bot's request waits for a bot socket, never in front of a
+// human's; when the shop is the bottleneck each class gets service in proportion to its
+// clients, as if each had its own connection; a client's enter goes
 // before its class's polls, so a bot's arrival is not delayed behind 50,000 polls). Every client keeps
 // its own `shopper` cookie (member ids h-<i> and b-<j>: the shop counts store calls per class
 // by the prefix) and an account in `x-account` (humans one each, bots a few shared).
@@ -27,7 +29,8 @@ import { mulberry32 } from '../lib/seeded-random.mjs';
 
 const config = JSON.parse(process.env.SIM_CONFIG);
 const port = Number(process.env.SHOP_PORT);
-const http = { h: createHttpClient({ port, sockets: config.humanSockets }), b: createHttpClient({ port, sockets: config.botSockets }) };
+const socketsFor = (clients) => Math.max(1, Math.ceil(clients / config.clientsPerSocket));
+const http = { h: createHttpClient({ port, sockets: socketsFor(config.humans) }), b: createHttpClient({ port, sockets: socketsFor(config.bots) }) };
 const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 const clientRandom = (cls, i) => mulberry32((config.seed ^ Math.imul(i + 1, 2654435761) ^ (cls === 'b' ? 0x9e3779b9 : 0)) >>> 0);
 
