@@ -62,75 +62,72 @@ async function solve(challenge, rng, { hashesPerSecond, farm }) {
 
 const isPow = (c) => c?.kind === 'pow';
 
-async function human(i) {
-  const rng = clientRandom('h', i);
-  const id = `h-${i}`;
-  const headers = { cookie: `shopper=${id}`, 'x-account': `person-${i}` };
+/** What a human does differently from a bot: its account, its proof of work, its pace. */
+const PROFILES = {
+  h: (i) => ({
+    account: `person-${i}`,
+    solver: { hashesPerSecond: config.humanHashesPerSecond },
+    retryMs: (rng) => 1000 + rng() * 1000,
+    pollMs: (p, rng) => p.pollingIntervalSeconds * 1000 * (0.8 + 0.4 * rng()),
+  }),
+  b: (j) => ({
+    account: `bot-${j % config.botAccounts}`,
+    solver: config.botsSolve ? { hashesPerSecond: config.botHashesPerSecond, farm: true } : null,
+    retryMs: (rng) => config.botRetryMs * (0.5 + rng()),
+    pollMs: (_p, rng) => config.botPollMs * (0.5 + rng()),
+  }),
+};
+
+/**
+ * One client of class `cls` ('h' human, 'b' bot): enters (solving a challenge if its profile
+ * can, else retrying), polls until READY, orders. `me`: [arrivedAt, enteredAt, readyAt,
+ * orderedAt, lastRank, solveMs] (epoch ms; null: not reached).
+ */
+async function client(cls, i) {
+  const rng = clientRandom(cls, i);
+  const profile = PROFILES[cls](i);
+  const headers = { cookie: `shopper=${cls}-${i}`, 'x-account': profile.account };
   const me = [Date.now(), null, null, null, null, 0];
-  humans[i] = me;
+  if (cls === 'h') humans[i] = me;
   let p = null;
   let proof = {};
   while (!stopped && !p) {
-    const res = await call('h', 'POST', '/queue/enter', { ...headers, ...proof });
+    const res = await call(cls, 'POST', '/queue/enter', { ...headers, ...proof });
     proof = {};
     if (res.status === 200) p = res.body;
-    else if (res.status === 401 && isPow(res.body?.error?.challenge)) {
+    else if (res.status === 401 && profile.solver && isPow(res.body?.error?.challenge)) {
       const challenge = res.body.error.challenge;
       const started = Date.now();
-      proof = { [challenge.header]: await solve(challenge, rng, { hashesPerSecond: config.humanHashesPerSecond }) };
+      proof = { [challenge.header]: await solve(challenge, rng, profile.solver) };
       me[5] += Date.now() - started;
-    } else await sleep(1000 + rng() * 1000);
+      if (cls === 'b') bots.solved++;
+    } else await sleep(profile.retryMs(rng));
   }
   if (!p) return;
   me[1] = Date.now();
+  if (cls === 'b') bots.entered++;
   while (!stopped && p.status === 'WAITING') {
     me[4] = p.rank;
-    await sleep(p.pollingIntervalSeconds * 1000 * (0.8 + 0.4 * rng()));
+    await sleep(profile.pollMs(p, rng));
     if (stopped) return;
-    const res = await call('h', 'GET', '/queue/position', headers);
+    const res = await call(cls, 'GET', '/queue/position', headers);
     if (res.status === 200) p = res.body;
   }
   if (p.status !== 'READY') return;
   me[2] = Date.now();
-  const res = await call('h', 'POST', '/api/orders', { ...headers, 'x-entry-token': p.entryToken }, { productId: 1 + (i % 3) });
-  if (res.status === 201) me[3] = Date.now();
-}
-
-async function bot(j) {
-  const rng = clientRandom('b', j);
-  const headers = { cookie: `shopper=b-${j}`, 'x-account': `bot-${j % config.botAccounts}` };
-  let p = null;
-  let proof = {};
-  while (!stopped && !p) {
-    const res = await call('b', 'POST', '/queue/enter', { ...headers, ...proof });
-    proof = {};
-    if (res.status === 200) p = res.body;
-    else if (res.status === 401 && config.botsSolve && isPow(res.body?.error?.challenge)) {
-      const challenge = res.body.error.challenge;
-      proof = { [challenge.header]: await solve(challenge, rng, { hashesPerSecond: config.botHashesPerSecond, farm: true }) };
-      bots.solved++;
-    } else await sleep(config.botRetryMs * (0.5 + rng()));
-  }
-  if (!p) return;
-  bots.entered++;
-  while (!stopped && p.status === 'WAITING') {
-    await sleep(config.botPollMs * (0.5 + rng()));
-    if (stopped) return;
-    const res = await call('b', 'GET', '/queue/position', headers);
-    if (res.status === 200) p = res.body;
-  }
-  if (p.status !== 'READY') return;
-  bots.ready++;
-  const res = await call('b', 'POST', '/api/orders', { ...headers, 'x-entry-token': p.entryToken }, { productId: 1 + (j % 3) });
-  if (res.status === 201) bots.ordered++;
+  if (cls === 'b') bots.ready++;
+  const res = await call(cls, 'POST', '/api/orders', { ...headers, 'x-entry-token': p.entryToken }, { productId: 1 + (i % 3) });
+  if (res.status !== 201) return;
+  me[3] = Date.now();
+  if (cls === 'b') bots.ordered++;
 }
 
 /** Everyone's arrival, uniform over the window (seeded), then the horizon. */
 async function go() {
   const arrivals = mulberry32(config.seed);
   const window = config.arrivalSeconds * 1000;
-  for (let i = 0; i < config.humans; i++) setTimeout(() => void human(i), t0 + arrivals() * window - Date.now());
-  for (let j = 0; j < config.bots; j++) setTimeout(() => void bot(j), t0 + arrivals() * window - Date.now());
+  for (let i = 0; i < config.humans; i++) setTimeout(() => void client('h', i), t0 + arrivals() * window - Date.now());
+  for (let j = 0; j < config.bots; j++) setTimeout(() => void client('b', j), t0 + arrivals() * window - Date.now());
   const lag = { max: 0, expected: performance.now() + 100 };
   const lagTimer = setInterval(() => {
     const now = performance.now();

@@ -3,26 +3,16 @@
 // whatever the machine's speed: bots that do not solve never get in nor cost the store a call,
 // bots that solve get in, and without the gate bots do. Not speed, not the full run's shares.
 // Needs dist/ (npm run build) and redis-server, like test/cli.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runBenchScript } from '../support/bench-script.js';
 
 const SIMULATE = fileURLToPath(new URL('../../bench/simulate-bots.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'waitgate-sim-bots-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function simulateShort(out: string): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SIMULATE, '--short'], { env: { ...process.env, SIM_OUT: out }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    child.on('close', (code) => resolve({ code, output }));
-  });
-}
 
 interface Run {
   key: string;
@@ -40,7 +30,7 @@ interface Run {
 describe('npm run simulate:bots -- --short', () => {
   it('runs three scenarios: the gate keeps out bots that do not solve, at no store cost; without it bots get in', { timeout: 180_000 }, async () => {
     const out = join(dir, 'short.json');
-    const { code, output } = await simulateShort(out);
+    const { code, output } = await runBenchScript(SIMULATE, ['--short'], { SIM_OUT: out });
     expect(code, output).toBe(0);
     const result = JSON.parse(readFileSync(out, 'utf8')) as { short: boolean; runs: Run[] };
     expect(result.short).toBe(true);
