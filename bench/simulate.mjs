@@ -38,7 +38,6 @@
 //   npm run simulate -- --abandonment
 //   SIM_SHOPPERS=5000 npm run simulate      (smaller crowd)
 
-import { fork } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -46,7 +45,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { redisServerVersion, startBenchRedisServer } from '../scripts/redis-server.mjs';
-import { messageOf } from './lib/ipc.mjs';
+import { forkChild, messageOf } from './lib/ipc.mjs';
 import { commandStats, countCommands } from './lib/redis-info.mjs';
 import { createProgress } from './lib/progress.mjs';
 import { lineChart } from './lib/svg-chart.mjs';
@@ -180,19 +179,9 @@ async function prepare(label, config) {
   servers.push(redis);
   const monitor = new Redis(redis.url, { maxRetriesPerRequest: 1 });
   monitors.push(monitor);
-  const shop = fork(join(here, 'sim', 'shop.mjs'), {
-    cwd: root,
-    env: { ...process.env, REDIS_URL: redis.url, SIM_CONFIG: JSON.stringify(config) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  children.push(shop);
+  const shop = forkChild(join(here, 'sim', 'shop.mjs'), { REDIS_URL: redis.url, SIM_CONFIG: JSON.stringify(config) }, children);
   const { port } = await once(shop, 'ready');
-  const shoppers = fork(join(here, 'sim', 'shoppers.mjs'), {
-    cwd: root,
-    env: { ...process.env, SHOP_PORT: String(port), SIM_CONFIG: JSON.stringify(config), SIM_T0: '0' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  children.push(shoppers);
+  const shoppers = forkChild(join(here, 'sim', 'shoppers.mjs'), { SHOP_PORT: String(port), SIM_CONFIG: JSON.stringify(config), SIM_T0: '0' }, children);
   // The shop's admissions go on to the crowd (a shopper who never comes back goes at its admission).
   shop.on('message', (m) => m.type === 'admitted' && shoppers.connected && shoppers.send(m));
   return { label, config, redis, monitor, shop, shoppers };

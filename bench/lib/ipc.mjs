@@ -6,6 +6,18 @@
 // exited (0) before "result""). sendAndExit waits for send()'s callback, called once the
 // whole message is written.
 
+import { fork } from 'node:child_process';
+
+/**
+ * Forks a bench child (`script`, its env on top of this one's) that talks over IPC, its
+ * output on this one's; pushes it on `children` (killed at the end), returns it.
+ */
+export function forkChild(script, env, children) {
+  const child = fork(script, { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(child);
+  return child;
+}
+
 /** Sends `message` to the parent, then exits with `code` once all of it is written. */
 export function sendAndExit(message, code = 0) {
   return new Promise((resolve) => {

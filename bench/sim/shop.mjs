@@ -5,6 +5,10 @@
 //  - a WaitingQueue subclass counting order transactions in flight (claim -> consume/release);
 //  - the better-sqlite3 database behind a Proxy counting transactions in flight;
 //  - queue.stats() sampled every second;
+//  - the bot swarm (bench/simulate-bots.mjs): a powGate (config.gate) and an identity read from a
+//    request header (config.identityHeader) on the queue routes, when this build of waitgate
+//    accepts the option (reported in the `ready` message); store calls counted per client class
+//    (config.countByClass: the member id's prefix before '-', e.g. h-12 and b-7);
 //  - setControls on the orchestrator's word (`controls` messages: a rate change mid-sale);
 //  - each admission step's admitted and dropped (abandoned) members, with the time: the
 //    admitted are sent to the orchestrator at once (`admitted` messages), which passes
@@ -15,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { RedisStore, WaitingQueue } from 'waitgate';
 import { sendAndExit } from '../lib/ipc.mjs';
+import { powGate } from 'waitgate/gate';
 import { createShop } from '../../examples/express-shop/app.mjs';
 import { openDatabase } from '../../examples/express-shop/db.mjs';
 
@@ -34,10 +39,17 @@ let heldMax = 0; // the most members one admission step held at the head (holdSi
 let heldSteps = 0; // admission steps that held anyone
 const inner = new RedisStore({ client: redis });
 const storeCalls = {}; // by method: one Redis script call each
-const count = (m) => (storeCalls[m] = (storeCalls[m] ?? 0) + 1);
+const storeCallsByClass = {}; // class -> method -> calls (config.countByClass)
+const count = (m, member) => {
+  storeCalls[m] = (storeCalls[m] ?? 0) + 1;
+  if (!config.countByClass) return;
+  const id = typeof member === 'string' ? member : member?.memberId;
+  const byMethod = (storeCallsByClass[typeof id === 'string' && id.includes('-') ? id.slice(0, id.indexOf('-')) : 'shared'] ??= {});
+  byMethod[m] = (byMethod[m] ?? 0) + 1;
+};
 const store = {
   async enter(queue, memberId, options) {
-    count('enter');
+    count('enter', memberId);
     const s = await inner.enter(queue, memberId, options); // options: the deadline, the presence head, a passthrough token
     if (s.status === 'WAITING' && s.score !== null && s.score !== undefined) seqOf.set(memberId, s.score);
     return s;
@@ -84,7 +96,7 @@ for (const m of [
   'setControls',
   'controls',
 ]) {
-  if (typeof inner[m] === 'function') store[m] = (...args) => (count(m), inner[m](...args));
+  if (typeof inner[m] === 'function') store[m] = (...args) => (count(m, args[1]), inner[m](...args));
 }
 
 // ---- order transactions in flight: from a successful claim to its consume or release
@@ -169,8 +181,20 @@ const countedDb = new Proxy(db, {
 });
 
 // ---- the shop itself, plus per-second sampling
-const app = createShop({ queue, db: countedDb });
-const server = app.listen(0, '127.0.0.1', () => process.send({ type: 'ready', port: server.address().port }));
+const gate = config.gate ? powGate({ hmacKey: config.gate.hmacKey, difficulty: config.gate.difficulty }) : undefined;
+const identity = config.identityHeader ? (req) => req.get(config.identityHeader) : undefined;
+/** The shop with the identity option if this build of waitgate accepts it (feature-detected: the routes refuse an unknown option). */
+function shopWithIdentity() {
+  if (!identity) return { app: createShop({ queue, db: countedDb, gate }), identity: 'off' };
+  try {
+    return { app: createShop({ queue, db: countedDb, gate, identity }), identity: 'on' };
+  } catch (error) {
+    if (error?.code !== 'CONFIG_INVALID' || !/identity/.test(`${error.option} ${error.message}`)) throw error;
+    return { app: createShop({ queue, db: countedDb, gate }), identity: 'unsupported' };
+  }
+}
+const { app, identity: identityMode } = shopWithIdentity();
+const server = app.listen(0, '127.0.0.1', () => process.send({ type: 'ready', port: server.address().port, identity: identityMode }));
 server.keepAliveTimeout = 60_000;
 
 let admitter = null;
@@ -267,6 +291,7 @@ process.on('message', async (message) => {
       controlChanges,
       maxOrdersInFlight,
       storeCalls,
+      storeCallsByClass,
       maxDbTransactionsInFlight: maxDbInFlight,
       dbTransactions,
       orders,

@@ -16,8 +16,8 @@
 // estimate vs the wait it then actually had, at entry and at the poll nearest to half its wait
 // (estimates()). The admission steps' moments give "never shrinks while nobody is admitted".
 
-import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { createHttpClient } from '../lib/http-client.mjs';
 import { sendAndExit } from '../lib/ipc.mjs';
 import { mulberry32 } from '../lib/seeded-random.mjs';
 
@@ -28,50 +28,11 @@ const random = config.seed !== undefined ? mulberry32(config.seed) : Math.random
 /** Shopper i's own generator (its draws do not depend on how the others' interleave). */
 const shopperRandom = (i) => (config.seed !== undefined ? mulberry32((config.seed ^ Math.imul(i + 1, 2654435761)) >>> 0) : Math.random);
 const port = Number(process.env.SHOP_PORT);
-const agent = new http.Agent({ keepAlive: true, maxSockets: config.sockets });
+const client = createHttpClient({ port, sockets: config.sockets });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const jitter = (seconds, rng = random) => seconds * 1000 * (1 - config.jitter + 2 * config.jitter * rng());
 const rand = (a, b, rng = random) => a + rng() * (b - a);
-
-let inFlight = 0;
-function request(method, path, cookie, { body, headers = {} } = {}) {
-  return new Promise((resolve) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    inFlight++;
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        agent,
-        headers: { cookie, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}), ...headers },
-      },
-      (res) => {
-        let data = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (data += c));
-        res.on('end', () => {
-          inFlight--;
-          let json = null;
-          try {
-            json = data ? JSON.parse(data) : null;
-          } catch {
-            // not JSON: the body stays null
-          }
-          resolve({ status: res.statusCode, headers: res.headers, body: json });
-        });
-      },
-    );
-    req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
-    req.on('error', (error) => {
-      inFlight--;
-      resolve({ status: 0, error: error.message });
-    });
-    if (payload) req.write(payload);
-    req.end();
-  });
-}
+const request = (method, path, cookie, { body, headers = {} } = {}) => client.request(method, path, { headers: { cookie, ...headers }, body });
 
 // Per-second bins, on the shared epoch clock (t0 from the orchestrator: SIM_T0, or the `go` message).
 let t0 = Number(process.env.SIM_T0) || 0;
@@ -87,9 +48,9 @@ let lastCpuAt = performance.now();
 setInterval(() => {
   const now = performance.now();
   const b = bin();
-  b.inFlightMax = Math.max(b.inFlightMax, inFlight);
+  b.inFlightMax = Math.max(b.inFlightMax, client.inFlight());
   b.lagMaxMs = Math.max(b.lagMaxMs ?? 0, now - expected);
-  const queued = Object.values(agent.requests).reduce((a, list) => a + list.length, 0);
+  const queued = client.queued();
   b.agentQueuedMax = Math.max(b.agentQueuedMax ?? 0, queued);
   expected = now + 50;
   if (now - lastCpuAt >= 1000) {
@@ -409,7 +370,7 @@ process.on('message', async (message) => {
     };
   });
   const allPolls = bins.flatMap((b) => b?.pollLatencies ?? []).sort((x, y) => x - y);
-  agent.destroy();
+  client.destroy();
   await sendAndExit({
     type: 'result',
     seconds: (performance.now() - started) / 1000,

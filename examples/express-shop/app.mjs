@@ -82,9 +82,11 @@ function sendControlsError(res, error) {
  * (guarded), GET/POST /admin/controls (operator, bearer token), and GET /metrics when
  * `metrics` (a Prometheus scrape handler, see metrics.mjs) is given, and the operator
  * dashboard at /ops/waitgate/ (HTTP Basic, user `ops`) when `opsPassword` is given.
- * @param {{ queue: import('waitgate').WaitingQueue, db: import('better-sqlite3').Database, adminToken?: string, metrics?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void, opsPassword?: string }} options
+ * `gate` (e.g. `powGate` of waitgate/gate; off by default) and `identity` (the account a
+ * request enters under) go to the queue routes as their options of the same names (docs/fair-entry.md).
+ * @param {{ queue: import('waitgate').WaitingQueue, db: import('better-sqlite3').Database, adminToken?: string, metrics?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void, opsPassword?: string, gate?: import('waitgate/gate').Gate<import('express').Request>, identity?: (req: import('express').Request) => string | undefined }} options
  */
-export function createShop({ queue, db, adminToken, metrics, opsPassword }) {
+export function createShop({ queue, db, adminToken, metrics, opsPassword, gate, identity }) {
   if (adminToken !== undefined && (typeof adminToken !== 'string' || adminToken.length < 16 || /\s/.test(adminToken))) {
     throw new TypeError('adminToken must be a string of at least 16 characters without spaces (e.g. openssl rand -hex 16)');
   }
@@ -147,7 +149,7 @@ export function createShop({ queue, db, adminToken, metrics, opsPassword }) {
   // The queue routes with waitgate's waiting room at /queue/room, themed for the shop: its
   // colours, its own words in English (every other locale keeps waitgate's). When the shopper's
   // turn comes, the room sets the waitgate_pass cookie and sends them on to /shop.html.
-  app.use('/queue', queueRoutes(queue, { memberId: shopperOf, page: ROOM }));
+  app.use('/queue', queueRoutes(queue, { memberId: shopperOf, page: ROOM, ...(gate ? { gate } : {}), ...(identity ? { identity } : {}) }));
   app.get('/', (_req, res) => res.redirect(303, '/queue/room'));
 
   app.get('/api/products', (_req, res) => {

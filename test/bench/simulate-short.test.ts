@@ -2,26 +2,16 @@
 // run in CI so it cannot break unseen. It asserts that the run finishes with a result and
 // sane fields (not speed, not the estimate targets: those are measured by the full run).
 // Needs dist/ (npm run build) and redis-server, like test/cli.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runBenchScript } from '../support/bench-script.js';
 
 const SIMULATE = fileURLToPath(new URL('../../bench/simulate.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'waitgate-sim-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function simulateShort(out: string, ...flags: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SIMULATE, '--short', ...flags], { env: { ...process.env, SIM_OUT: out }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    child.on('close', (code) => resolve({ code, output }));
-  });
-}
 
 interface Errors {
   estimated: number;
@@ -32,7 +22,7 @@ interface Errors {
 describe('npm run simulate -- --short', () => {
   it('finishes with a result: everyone accounted for, FIFO, the rate change applied, estimate honesty measured', { timeout: 120_000 }, async () => {
     const out = join(dir, 'short.json');
-    const { code, output } = await simulateShort(out);
+    const { code, output } = await runBenchScript(SIMULATE, ['--short'], { SIM_OUT: out });
     expect(code, output).toBe(0);
     const result = JSON.parse(readFileSync(out, 'utf8')) as {
       short: boolean;
@@ -91,7 +81,7 @@ interface Surge {
 describe('npm run simulate -- --always-on --short', () => {
   it('finishes with a result: nothing oversold, closed by the stock, FIFO kept with and without the safety net', { timeout: 120_000 }, async () => {
     const out = join(dir, 'always-on.json');
-    const { code, output } = await simulateShort(out, '--always-on');
+    const { code, output } = await runBenchScript(SIMULATE, ['--short', '--always-on'], { SIM_OUT: out });
     expect(code, output).toBe(0);
     const result = JSON.parse(readFileSync(out, 'utf8')) as {
       short: boolean;
