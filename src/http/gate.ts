@@ -93,9 +93,18 @@ export class RouteGate {
     return result;
   }
 
-  /** Whether the request is a shadowed member's (a mark in memory or a valid cookie). Writes nothing. */
+  /**
+   * Whether the request is a shadowed member's (a mark in memory or a valid cookie). Writes nothing.
+   * An invalid member id is nobody's: false, and the route that follows answers it 400.
+   */
   shadowed(member: unknown, req: unknown): boolean {
-    return this.#marks.find(normalizeMemberId(member), req, Date.now()) !== undefined;
+    let memberId: string;
+    try {
+      memberId = normalizeMemberId(member);
+    } catch {
+      return false;
+    }
+    return this.#marks.find(memberId, req, Date.now()) !== undefined;
   }
 
   /** A real position the routes answered: what shadow places copy (the line's length, mode, message). */

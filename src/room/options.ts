@@ -55,6 +55,19 @@ const cssValue = z
   .max(200)
   .refine((v) => !/[;{}<>\\]/.test(v), 'must not contain ; { } < > or \\');
 
+/** A locale of `texts`: a language tag Intl takes (one it refuses would fail every page rendered in it). */
+const locale = z
+  .string()
+  .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'keys must be locales (en, pt-BR)')
+  .refine((tag) => {
+    try {
+      Intl.getCanonicalLocales(tag);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be a valid BCP 47 language tag (en, pt-BR)');
+
 const schema = z.strictObject({
   continueUrl: url.default('/'),
   cookiePath: z
@@ -65,9 +78,7 @@ const schema = z.strictObject({
   logoUrl: url.optional(),
   theme: z.record(z.string().regex(/^--[a-z0-9-]{1,64}$/, 'keys must be CSS custom properties (--name)'), cssValue).default({}),
   stylesheetUrl: url.optional(),
-  texts: z
-    .record(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'keys must be locales (en, pt-BR)'), z.record(z.string(), z.string().max(500)))
-    .default({}),
+  texts: z.record(locale, z.record(z.string(), z.string().max(500))).default({}),
   defaultLocale: z.string().default('en'),
   template: z
     .string()

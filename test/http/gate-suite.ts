@@ -115,6 +115,20 @@ export function describeGate(name: string, startApp: AppFactory): void {
       }
     });
 
+    it('a bad member id is 400 INVALID_MEMBER_ID on the event stream too, as on the position route (never a 500)', async () => {
+      const { app, call } = await setup();
+      try {
+        const tooLong = 'x'.repeat(129);
+        const position = await call('GET', '/queue/position', { 'x-member': tooLong });
+        expect(position.status).toBe(400);
+        const stream = await call('GET', '/queue/events', { 'x-member': tooLong });
+        expect(stream.status).toBe(400);
+        expect(((await stream.json()) as { error: { code: string } }).error.code).toBe('INVALID_MEMBER_ID');
+      } finally {
+        await app.close();
+      }
+    });
+
     it('a shadowed member is recognised by another instance from its signed cookie; a forged cookie is not', async () => {
       const secret = 'a shared shadow secret of the app';
       const one = await setup(secret);

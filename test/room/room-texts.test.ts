@@ -96,6 +96,9 @@ describe('page options', () => {
     [{ template: '<html>{{room}}</html>' }, 'page.template'],
     [{ timeZone: 'Mars/Olympus' }, 'page.timeZone'],
     [{ colour: 'red' }, 'page.colour'],
+    // Tags of the right shape that Intl refuses: every page in them would fail to render (a 500).
+    [{ texts: { 'en-12': { heading: 'Queue' } } }, 'page.texts.en-12'],
+    [{ texts: { 'de-aa-bb': { heading: 'Warteschlange' } } }, 'page.texts.de-aa-bb'],
   ])('refuses %j naming the option', (page, option) => {
     let error: unknown;
     try {
