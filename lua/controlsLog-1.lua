@@ -7,7 +7,7 @@
   ARGV[1] generation the caller knows (not checked: the log is history, read as it stands)
   ARGV[2] how many entries at most (1..CONTROLS_LOG_CAP)
 
-  Returns the entries, as JSON text. Work: bounded by ARGV[1] (at most the cap).
+  Returns the entries, as JSON text. Work: bounded by ARGV[2] (at most the cap).
 ]]
 --- @include "controlsLog"
 

@@ -24,9 +24,10 @@ const PAGE = 1000; // lua/cohort-1.lua MAX_PAGE
 
 /** Reads the whole cohort page by page (a bounded call each) once the queue has opened. */
 export async function readDrawReport(store: Required<Pick<Store, 'cohort'>>, queue: string, controls: QueueControls): Promise<DrawReport> {
-  const first: CohortPage = await store.cohort(queue, 1, PAGE);
+  // Before the opening the hashes would tell each member its draw score: they stay unread (a
+  // page of one, the least a call reads, gives the chain's head and length).
+  const first: CohortPage = await store.cohort(queue, 1, controls.drawSeed === null ? 1 : PAGE);
   const report = { seed: controls.drawSeed, commitment: controls.drawCommitment, head: first.head, length: first.length };
-  // Before the opening the hashes would tell each member its draw score: they stay unread.
   if (controls.drawSeed === null) return { ...report, hashes: [], order: [] };
   const hashes = [...first.hashes];
   while (hashes.length < first.length) {

@@ -27,11 +27,17 @@ export function isLocalHost(host: string | undefined): boolean {
 }
 
 /**
- * The Set-Cookie value of a pass: HttpOnly, SameSite=Lax, Path `path`, Secure unless the request's
- * host is local, living until the token expires.
+ * The Set-Cookie value of a pass: HttpOnly, SameSite=Lax, Path `path`, living until the token
+ * expires, and Secure unless the request's host is local and it did not come through a TLS proxy:
+ * behind nginx's default `proxy_pass http://127.0.0.1:3000` the Host is local, but the proxy's
+ * `X-Forwarded-Proto: https` (its first value: the client's hop) says the browser used HTTPS.
  */
-export function passCookie(token: string, options: { path: string; host: string | undefined; expiresAt: number; now?: number }): string {
+export function passCookie(
+  token: string,
+  options: { path: string; host: string | undefined; forwardedProto?: string | undefined; expiresAt: number; now?: number },
+): string {
   const maxAge = Math.max(1, Math.ceil((options.expiresAt - (options.now ?? Date.now())) / 1000));
-  const secure = isLocalHost(options.host) ? '' : '; Secure';
+  const overTls = /^\s*https\s*(,|$)/i.test(options.forwardedProto ?? '');
+  const secure = isLocalHost(options.host) && !overTls ? '' : '; Secure';
   return `${PASS_COOKIE}=${token}; Path=${options.path}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`;
 }

@@ -107,6 +107,7 @@ export function createRoom(queue: WaitingQueue, page: RoomPage, gate: RouteGate 
         const cookie = passCookie(position.entryToken, {
           path: page.cookiePath,
           host: requestHeader(request.req, 'host'),
+          forwardedProto: requestHeader(request.req, 'x-forwarded-proto'),
           expiresAt: position.entryTokenExpiresAt,
         });
         if (page.redirect) return { status: 303, headers: { ...HTML, 'set-cookie': cookie, location: page.continueUrl }, body: '' };

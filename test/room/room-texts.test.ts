@@ -72,6 +72,17 @@ describe('the pass cookie', () => {
     for (const host of ['shop.example', 'localhost.example', '10.0.0.1', undefined]) expect(isLocalHost(host), String(host)).toBe(false);
   });
 
+  it('is Secure behind a TLS proxy that forwards to a local host (nginx proxy_pass http://127.0.0.1:3000)', () => {
+    const now = 1_000_000;
+    const behindProxy = (forwardedProto: string | undefined) =>
+      passCookie('tok', { path: '/', host: '127.0.0.1:3000', forwardedProto, expiresAt: now + 60_000, now });
+    expect(behindProxy('https')).toMatch(/; Secure$/);
+    expect(behindProxy('https,http')).toMatch(/; Secure$/); // the first hop is the client's
+    expect(behindProxy('HTTPS')).toMatch(/; Secure$/);
+    expect(behindProxy('http')).not.toContain('Secure');
+    expect(behindProxy(undefined)).not.toContain('Secure');
+  });
+
   it('is read when the request has no token header; the header wins when both are there', () => {
     expect(requestToken({ headers: { cookie: 'a=1; waitgate_pass=abc' } }, 'x-entry-token')).toBe('abc');
     expect(requestToken({ headers: { cookie: 'waitgate_pass=abc', 'x-entry-token': 'hdr' } }, 'x-entry-token')).toBe('hdr');
