@@ -116,7 +116,7 @@ export function createRoom(queue: WaitingQueue, page: RoomPage, { gate, identity
   };
 }
 
-/** A refused read or enter as a page: a challenge to solve, a closed queue, or a problem. */
+/** A refused read or enter as a page: a challenge to solve, a closed queue, a place held under another member id, or a problem. */
 function refusal(
   result: HttpResult,
   html: (status: number, state: RoomState, extra?: Partial<RoomRender>, headers?: Record<string, string>) => RoomResult,
@@ -124,6 +124,7 @@ function refusal(
   const error = (result.body as ErrorBody).error;
   if (error.code === 'CHALLENGE_REQUIRED') return html(result.status, 'challenge', {}, result.headers);
   if (error.code === 'QUEUE_CLOSED') return html(result.status, 'refused', { detail: error.message }, result.headers);
+  if (error.code === 'IDENTITY_LIMIT') return html(result.status, 'held-elsewhere', {}, result.headers);
   return html(result.status, 'problem', { detail: error.message }, result.headers);
 }
 
