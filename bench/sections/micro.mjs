@@ -460,7 +460,7 @@ function defineGroupCommitOperations({ wgOn, wgOff, naive, floor, control, floor
   const shapedFloorCall = (keyNames, ...args) => floor.evalsha(floorSha, keyNames.length, ...keyNames, 'a1b2c3d4e5f60718', ...args);
   let unique = 0;
   const fresh = (p) => `${tag}${p}${unique++}`;
-  const keysOf = (name) => ({ ...queueKeys(name), seen: `{waitgate:${name}}:seen`, entries: `{waitgate:${name}}:entries` });
+  const keysOf = (name) => ({ ...queueKeys(name), seen: `{waitgate:${name}}:seen`, entries: `{waitgate:${name}}:entries`, identities: `{waitgate:${name}}:identities` });
   const unlinkKeys = async (keys) => {
     for (let i = 0; i < keys.length; i += 1000) await control.unlink(...keys.slice(i, i + 1000));
   };
