@@ -129,6 +129,20 @@ export class QueueClosedError extends WaitgateError {
   }
 }
 
+/**
+ * One place per identity (SPEC §17): the member is new, and other members of its identity
+ * (`enter(memberId, { identity })`, the routes' `identity(req)`) already hold
+ * `maxPlacesPerIdentity` places. Code `IDENTITY_LIMIT`; HTTP 409. Nothing was written: the
+ * member may enter once one of those places is freed (left, admitted and used, or expired).
+ */
+export class IdentityLimitError extends WaitgateError {
+  declare readonly code: 'IDENTITY_LIMIT';
+
+  constructor() {
+    super('IDENTITY_LIMIT', 'Other members of the same identity already hold the places it is allowed in this queue.', { statusCode: 409 });
+  }
+}
+
 /** True for any error thrown by any copy of waitgate. */
 export function isWaitgateError(error: unknown): error is WaitgateError {
   return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[BRAND] === true;

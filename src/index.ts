@@ -22,6 +22,7 @@ export {
   StoreUnavailableError,
   QueueStateLostError,
   QueueClosedError,
+  IdentityLimitError,
   isWaitgateError,
   type EntryTokenErrorCode,
 } from './errors.js';
@@ -29,6 +30,7 @@ export { normalizeMemberId, type MemberId } from './member-id.js';
 export { toHttpResponse, type HttpErrorResponse, type HttpErrorCode, type ErrorBody } from './http/error-response.js';
 export type { PositionCacheOptions } from './position-cache.js';
 export { DEFAULT_POLLING_INTERVALS, type WaitingQueueOptions, type PollingTier, type QueueConfig, type ControlLimits } from './options.js';
+export type { QueueEnterOptions } from './enter-options.js';
 export type { Position, PositionStatus, Admission, AdmittedMember, Claim, QueueStats, QueueTotals, WaitFigures, MemberInspection } from './types.js';
 export type { SigningOptions, SigningKeyOption, PublicJwk } from './signing/keys.js';
 export type { EntryPassKeys, EntryPassJwk } from './pass/verify.js';
@@ -55,6 +57,7 @@ export type {
   ControlsRequest,
   EnterOptions,
   SafetyNetRequest,
+  IdentityRequest,
   CohortPage,
   HeadMovesListener,
   HeadMovesWatch,

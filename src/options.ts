@@ -8,6 +8,7 @@ import type { PositionCacheOptions } from './position-cache.js';
 import type { Store } from './store/store.js';
 import { PassSigner } from './signing/pass-signer.js';
 import { loadSigningKeys, signingSchema, type SigningOptions } from './signing/keys.js';
+import { MAX_PLACES_PER_IDENTITY } from './identity.js';
 
 export type { PollingTier } from './types.js';
 
@@ -92,6 +93,8 @@ export interface WaitingQueueOptions {
    * exceed the rate or the cap. `setControls({ safetyNet })` overrides it for every instance. Default false.
    */
   safetyNet?: boolean;
+  /** One place per identity (SPEC §17): the places members of one identity (`enter(id, { identity })`) may hold at once, 1–100. Default 1. */
+  maxPlacesPerIdentity?: number;
 }
 
 export type { AdmissionOptions, ControlLimits } from './types.js';
@@ -123,6 +126,7 @@ export interface QueueConfig {
   signer: PassSigner | null;
   limits: Readonly<ControlLimits>;
   safetyNet: boolean;
+  maxPlacesPerIdentity: number;
 }
 
 export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
@@ -219,6 +223,7 @@ const optionsSchema = z
       })
       .default({}),
     safetyNet: z.boolean().default(false),
+    maxPlacesPerIdentity: z.number().int().min(1).max(MAX_PLACES_PER_IDENTITY).default(1),
   })
   .superRefine((options, ctx) => {
     // A member polling at its interval must never look silent: the slowest interval
@@ -312,6 +317,7 @@ export function parseQueueOptions(options: unknown): QueueConfig {
     signer: parsed.signing ? new PassSigner(loadSigningKeys(parsed.signing), parsed.name, Math.round(parsed.entryTokenTtlSeconds * 1000)) : null,
     limits: Object.freeze({ ...parsed.limits }),
     safetyNet: parsed.safetyNet,
+    maxPlacesPerIdentity: parsed.maxPlacesPerIdentity,
   };
 }
 

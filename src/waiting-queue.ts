@@ -7,6 +7,7 @@ import type { ControlsLogEntry, SetControlsOptions } from './controls-log.js';
 import { applyControls, keepLimits, readControls, readControlsLog, type ControlsHost } from './queue-controls.js';
 import { normalizeMemberId, type MemberId } from './member-id.js';
 import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from './options.js';
+import { parseEnterOptions, type QueueEnterOptions } from './enter-options.js';
 import { PositionCache, WATCH_HEAD_MOVES, watchHeadMovesOf, type WatchHeadMoves } from './position-cache.js';
 import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
 import { presenceFor, type Presence } from './presence.js';
@@ -15,7 +16,7 @@ import { queueStats } from './queue-figures.js';
 import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
 import { presenceHeadOf } from './rates.js';
 import { entersWithToken, safetyNetRequest } from './safety-net.js';
-import type { ControlsView, MemberSnapshot, Store } from './store/store.js';
+import type { ControlsView, EnterOptions, MemberSnapshot, Store } from './store/store.js';
 import type { Admission, Claim, MemberInspection, Position, PositionStatus, QueueStats } from './types.js';
 import { withShadowed } from './shadowed.js';
 import { QueueEvents, REPORT_ERROR, admittedEvent, type Listener, type RecoveryNotice, type SettledClaim, type WaitingQueueEvents } from './queue-events.js';
@@ -90,16 +91,19 @@ export class WaitingQueue {
 
   /**
    * Joins the queue unless the member is already waiting or holds a token; then it
-   * changes nothing (the rank is kept). Safe to retry.
+   * changes nothing (the rank is kept). Safe to retry. With `options.identity`, a new member
+   * is refused while other members of that identity hold `maxPlacesPerIdentity` places.
    * @returns the position after the call.
-   * @throws {@link InvalidMemberIdError} before any store call; {@link StoreUnavailableError}.
+   * @throws {@link InvalidMemberIdError} before any store call; {@link IdentityLimitError}
+   * (nothing written); {@link QueueClosedError}; {@link StoreUnavailableError}.
    */
-  async enter(memberId: MemberId): Promise<Position> {
+  async enter(memberId: MemberId, options: QueueEnterOptions = {}): Promise<Position> {
     const id = normalizeMemberId(memberId);
+    const entry = parseEnterOptions(options, this.#config.maxPlacesPerIdentity);
     const hintedHead = presenceHeadOf(this.#config, this.#lastControls);
-    let snapshot = await this.#enter(id, entersWithToken(this.#config, this.#lastControls), hintedHead);
+    let snapshot = await this.#enter(id, entersWithToken(this.#config, this.#lastControls), hintedHead, entry);
     // Passthrough began since this instance last looked: again, with a token to issue at once.
-    if (snapshot.needsToken) snapshot = await this.#enter(id, true, hintedHead);
+    if (snapshot.needsToken) snapshot = await this.#enter(id, true, hintedHead, entry);
     if (snapshot.joined) {
       this.#presence?.forget(id); // a new place: its next poll near the head is a sign of life at once
       if (this.#events.heard('entered')) this.#events.emit('entered', { memberId: id, status: snapshot.status === 'READY' ? 'READY' : 'WAITING' });
@@ -124,10 +128,11 @@ export class WaitingQueue {
   }
 
   /** One enter call, with a fresh token for passthrough or the safety net when `withToken`. */
-  #enter(id: string, withToken: boolean, presenceHead: number | undefined): Promise<MemberSnapshot> {
+  #enter(id: string, withToken: boolean, presenceHead: number | undefined, entry: Pick<EnterOptions, 'identity'>): Promise<MemberSnapshot> {
     const notAfter = performance.now() + this.#config.operationTimeoutMs;
     const c = this.#config;
-    const options = withToken ? { notAfter, presenceHead, token: newEntryToken(), tokenTtlMs: c.entryTokenTtlMs, safetyNet: safetyNetRequest(c) } : { notAfter, presenceHead };
+    const token = withToken ? { token: newEntryToken(), tokenTtlMs: c.entryTokenTtlMs, safetyNet: safetyNetRequest(c) } : {};
+    const options = { notAfter, presenceHead, ...token, ...entry };
     return this.#calls.call('enter', (s) => s.enter(this.name, id, options));
   }
 

@@ -52,6 +52,7 @@ describe('WaitingQueue options', () => {
       admission: { mode: 'fixed' },
       limits: {},
       safetyNet: false,
+      maxPlacesPerIdentity: 1,
     });
   });
 

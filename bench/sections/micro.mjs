@@ -460,7 +460,7 @@ function defineGroupCommitOperations({ wgOn, wgOff, naive, floor, control, floor
   const shapedFloorCall = (keyNames, ...args) => floor.evalsha(floorSha, keyNames.length, ...keyNames, 'a1b2c3d4e5f60718', ...args);
   let unique = 0;
   const fresh = (p) => `${tag}${p}${unique++}`;
-  const keysOf = (name) => ({ ...queueKeys(name), seen: `{waitgate:${name}}:seen`, entries: `{waitgate:${name}}:entries` });
+  const keysOf = (name) => ({ ...queueKeys(name), seen: `{waitgate:${name}}:seen`, entries: `{waitgate:${name}}:entries`, identities: `{waitgate:${name}}:identities` });
   const unlinkKeys = async (keys) => {
     for (let i = 0; i < keys.length; i += 1000) await control.unlink(...keys.slice(i, i + 1000));
   };
@@ -496,8 +496,8 @@ function defineGroupCommitOperations({ wgOn, wgOff, naive, floor, control, floor
     },
     floor: { run: floorCall },
     'shaped floor': {
-      // enterIfAbsent's 7 keys; member id, deadline, no token, no TTL, no presence head.
-      keys: [enterKeys.waiting, enterKeys.tokens, enterKeys.active, enterKeys.leases, enterKeys.meta, enterKeys.seen, enterKeys.entries],
+      // enterIfAbsent's 8 keys; member id, deadline, no token, no TTL, no presence head.
+      keys: [enterKeys.waiting, enterKeys.tokens, enterKeys.active, enterKeys.leases, enterKeys.meta, enterKeys.seen, enterKeys.entries, enterKeys.identities],
       run() {
         return shapedFloorCall(this.keys, fresh('e'), Date.now() + OPERATION_TIMEOUT_MS, '', '', '');
       },
@@ -692,7 +692,7 @@ export async function runGroupCommit({ url, rounds = 5, roundMs = 700, warmMs = 
         groupCommitOption,
         positionLine: POSITION_LINE,
         floor: "EVALSHA of 'return 1' with no keys",
-        shapedFloor: "EVALSHA of 'return 1' with the keys and arguments of one member's waitgate call (enterIfAbsent: 7 keys; position: 3; claimToken: 4)",
+        shapedFloor: "EVALSHA of 'return 1' with the keys and arguments of one member's waitgate call (enterIfAbsent: 8 keys; position: 3; claimToken: 4)",
         naive: 'enter: ZSCORE + ZADD; position: GET token + ZRANK + ZCARD; claim: GET token + SET lease PX NX',
         redisCpu: 'INFO cpu used_cpu_user + used_cpu_sys of redis-server, delta over each timed run / operations',
       },

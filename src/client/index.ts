@@ -66,13 +66,16 @@ export interface EntryGrant {
 }
 
 /**
- * The server refused the member for good (401, 400, ...), or the queue's state was
+ * The server refused the member for good (401, 400, 403, 409 ...), or the queue's state was
  * lost on the server (503 `QUEUE_STATE_LOST`): waiting again will not help.
  */
 export class QueueClientError extends Error {
   /** HTTP status. */
   readonly status: number;
-  /** The body's `error.code`, e.g. `UNAUTHENTICATED` or `QUEUE_STATE_LOST`, when the server sent one. */
+  /**
+   * The body's `error.code` when the server sent one, e.g. `UNAUTHENTICATED`, `QUEUE_CLOSED`,
+   * `IDENTITY_LIMIT` (409: another member id of the same identity holds the place) or `QUEUE_STATE_LOST`.
+   */
   readonly code: string | undefined;
   /** With `CHALLENGE_REQUIRED`: the gate's challenge (docs/fair-entry.md). */
   readonly challenge: unknown;

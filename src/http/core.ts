@@ -29,6 +29,9 @@ export { toHttpResponse, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, type ErrorBody, 
 /** Returns the authenticated member of a request, or undefined/null when there is none (401). */
 export type MemberIdResolver<Req> = (req: Req) => MemberId | null | undefined | Promise<MemberId | null | undefined>;
 
+/** Returns the identity a request enters under (an account, a verified phone), or undefined/null for none. */
+export type IdentityResolver<Req> = (req: Req) => string | null | undefined | Promise<string | null | undefined>;
+
 /** Options of the queue routes. */
 export interface QueueRoutesOptions<Req> {
   /** The authenticated member of the request; undefined or null answers 401. */
@@ -39,6 +42,12 @@ export interface QueueRoutesOptions<Req> {
    * a WAITING position that never reaches the head and writes nothing to the store.
    */
   gate?: Gate<Req>;
+  /**
+   * One place per identity (docs/fair-entry.md): the identity `POST …/enter` enters under, asked
+   * after the gate allowed it. A new member whose identity's other members already hold the
+   * queue's `maxPlacesPerIdentity` places (default 1) gets 409 IDENTITY_LIMIT, nothing written.
+   */
+  identity?: IdentityResolver<Req>;
   /**
    * Signs the cookie that recognises a shadowed member's later polls. Give every instance the
    * same secret (16+ characters); without one, a shadowed member is recognised only by the
@@ -57,10 +66,11 @@ export interface QueueRoutesOptions<Req> {
   maxStreams?: number;
 }
 
-/** Validated queue-route options: the resolver, the gate as the routes run it, the page (null: none) and the stream limit. */
+/** Validated queue-route options: the resolvers, the gate as the routes run it, the page (null: none) and the stream limit. */
 export interface ResolvedRoutesOptions<Req> {
   memberId: MemberIdResolver<Req>;
   gate: RouteGate | undefined;
+  identity: IdentityResolver<unknown> | undefined;
   page: RoomPage | null;
   maxStreams: number;
 }
@@ -129,6 +139,7 @@ const queueSchema = z.custom<WaitingQueue>(
 );
 const routesSchema = z.strictObject({
   memberId: resolver,
+  identity: z.custom<IdentityResolver<unknown>>((f) => typeof f === 'function', 'must be a function (req) => identity | undefined').optional(),
   maxStreams: z.number().int().min(0).max(10_000_000).default(DEFAULT_MAX_STREAMS),
   ...gateOptionShapes,
   ...pageOptionShape,
@@ -151,7 +162,13 @@ export function parseQueue(queue: unknown): WaitingQueue {
 /** Validates queue-route options (extra keys an adapter owns, like `prefix`, are taken out first). */
 export function parseRoutesOptions<Req>(options: QueueRoutesOptions<Req>): ResolvedRoutesOptions<Req> {
   const parsed = parseStrict(routesSchema, options);
-  return { memberId: parsed.memberId as MemberIdResolver<Req>, gate: routeGate(parsed), page: parsePage(parsed.page), maxStreams: parsed.maxStreams };
+  return {
+    memberId: parsed.memberId as MemberIdResolver<Req>,
+    gate: routeGate(parsed),
+    identity: parsed.identity,
+    page: parsePage(parsed.page),
+    maxStreams: parsed.maxStreams,
+  };
 }
 
 export type ResolvedGuardOptions<Req> = Required<RequireEntryTokenOptions<Req>>;
@@ -176,39 +193,38 @@ export const UNAUTHENTICATED = () => errorResponse(401, 'UNAUTHENTICATED', 'Sign
 /** The JWKS route's answer: public, cacheable for five minutes (a rotation adds a key well before it signs). */
 export const JWKS_CACHE_CONTROL = 'public, max-age=300';
 
+/** A member route's request with what the routes' options ask of it: the gate and the identity resolver. */
+export interface RouteRequest {
+  gate: RouteGate | undefined;
+  identity?: IdentityResolver<unknown> | undefined;
+  req: unknown;
+}
+
 /**
  * Runs one queue route; `member` resolves the request's member (the `memberId(req)`
  * option), asked for every route but the public JWKS; a member route goes through the gate
- * of the routes' options when there is one (`gated`: the gate and the request it judges).
+ * of the routes' options when there is one, and an enter asks the `identity(req)` option
+ * (`request`: those and the request they judge).
  * Errors that are not waitgate's are rethrown for the framework's error handling.
  */
-export async function runQueueRoute(
-  queue: WaitingQueue,
-  action: QueueAction,
-  member: () => unknown,
-  gated?: { gate: RouteGate | undefined; req: unknown },
-): Promise<HttpResult> {
+export async function runQueueRoute(queue: WaitingQueue, action: QueueAction, member: () => unknown, request?: RouteRequest): Promise<HttpResult> {
   if (action === 'jwks') return { status: 200, headers: { 'cache-control': JWKS_CACHE_CONTROL }, body: queue.jwks() };
-  return memberRoute(queue, action, await member(), gated);
+  return memberRoute(queue, action, await member(), request);
 }
 
-async function memberRoute(
-  queue: WaitingQueue,
-  action: Exclude<QueueAction, 'jwks'>,
-  member: unknown,
-  gated?: { gate: RouteGate | undefined; req: unknown },
-): Promise<HttpResult> {
+async function memberRoute(queue: WaitingQueue, action: Exclude<QueueAction, 'jwks'>, member: unknown, request?: RouteRequest): Promise<HttpResult> {
   if (member === undefined || member === null) return UNAUTHENTICATED();
   try {
     const id = member as MemberId;
-    const judged = gated?.gate && (await gated.gate.run(queue, action, id, gated.req));
+    const judged = request?.gate && (await request.gate.run(queue, action, id, request.req));
     if (judged) return judged;
     if (action === 'leave') {
       await queue.leave(id);
       return { status: 204, headers: { ...NO_STORE } };
     }
-    const position = action === 'enter' ? await queue.enter(id) : await queue.position(id);
-    gated?.gate?.observe(position);
+    const identity = action === 'enter' && request?.identity ? ((await request.identity(request.req)) ?? undefined) : undefined;
+    const position = action === 'enter' ? await queue.enter(id, { identity }) : await queue.position(id);
+    request?.gate?.observe(position);
     return positionResult(position);
   } catch (error) {
     const result = toHttpResponse(error);

@@ -7,6 +7,7 @@ import { isWaitgateError, type WaitgateError } from '../errors.js';
 export type HttpErrorCode =
   | 'UNAUTHENTICATED'
   | 'CHALLENGE_REQUIRED'
+  | 'IDENTITY_LIMIT'
   | 'INVALID_MEMBER_ID'
   | 'ENTRY_TOKEN_MISSING'
   | 'ENTRY_TOKEN_INVALID'
@@ -86,6 +87,8 @@ export function toHttpResponse(error: unknown): HttpErrorResponse | null {
       );
     case 'QUEUE_CLOSED':
       return errorResponse(403, 'QUEUE_CLOSED', e.message);
+    case 'IDENTITY_LIMIT':
+      return errorResponse(409, 'IDENTITY_LIMIT', e.message);
     case 'CONFIG_INVALID':
       // The server's own mistake: the option's name is for its logs, not for the client.
       return errorResponse(500, 'CONFIG_INVALID', 'The waiting queue is misconfigured on the server.');

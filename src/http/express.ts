@@ -24,7 +24,7 @@ import { ROOM_ROUTES, roomOf } from '../room/routes.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
 export type { RoomPageOptions, RoomTexts } from './core.js';
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, QueueRoutesOptions, RequireEntryTokenOptions } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, IdentityResolver, MemberIdResolver, SettleOutcome, SettleState, QueueRoutesOptions, RequireEntryTokenOptions } from './core.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -60,7 +60,7 @@ function send(res: Response, result: HttpResult): void {
 export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOptions): Router {
   const q = parseQueue(queue);
   const resolved = parseRoutesOptions(options);
-  const { memberId, gate, maxStreams } = resolved;
+  const { memberId, gate, identity, maxStreams } = resolved;
   const router = express.Router();
   const events = eventsRoute(q, maxStreams, gate);
   router.get(EVENTS_PATH, async (req, res, next) => {
@@ -76,7 +76,7 @@ export function queueRoutes(queue: WaitingQueue, options: ExpressQueueRoutesOpti
     const method = route.method.toLowerCase() as 'post' | 'get' | 'delete';
     router[method](route.path || '/', async (req, res, next) => {
       try {
-        send(res, await runQueueRoute(q, route.action, () => memberId(req), { gate, req }));
+        send(res, await runQueueRoute(q, route.action, () => memberId(req), { gate, identity, req }));
       } catch (error) {
         next(error);
       }

@@ -27,7 +27,7 @@ import { ROOM_ROUTES, roomOf } from '../room/routes.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
 export type { RoomPageOptions, RoomTexts } from './core.js';
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, RequireEntryTokenOptions } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, IdentityResolver, MemberIdResolver, SettleOutcome, SettleState, RequireEntryTokenOptions } from './core.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,7 +39,7 @@ declare module 'fastify' {
 }
 
 /** Options of the Fastify queue-routes plugin. */
-export interface FastifyQueueRoutesOptions extends Pick<QueueRoutesOptions<FastifyRequest>, 'gate' | 'shadowSecret' | 'page' | 'maxStreams'> {
+export interface FastifyQueueRoutesOptions extends Pick<QueueRoutesOptions<FastifyRequest>, 'gate' | 'identity' | 'shadowSecret' | 'page' | 'maxStreams'> {
   queue: WaitingQueue;
   /** The authenticated member of the request; undefined or null answers 401. */
   memberId: MemberIdResolver<FastifyRequest>;
@@ -70,7 +70,7 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
   };
   const q = parseQueue(queue);
   const resolved = parseRoutesOptions({ memberId: resolver, ...rest });
-  const { memberId, gate, maxStreams } = resolved;
+  const { memberId, gate, identity, maxStreams } = resolved;
   const base = normalizePrefix(prefix);
   const events = eventsRoute(q, maxStreams, gate);
   app.addHook('preClose', async () => events.endAll()); // app.close() waits for open responses
@@ -87,7 +87,7 @@ const plugin: FastifyPluginAsync<FastifyQueueRoutesOptions> = async (app, option
     app.route({
       method: route.method,
       url: base + route.path || '/',
-      handler: async (request, reply) => send(reply, await runQueueRoute(q, route.action, () => memberId(request), { gate, req: request })),
+      handler: async (request, reply) => send(reply, await runQueueRoute(q, route.action, () => memberId(request), { gate, identity, req: request })),
     });
   }
   const room = roomOf(q, resolved);

@@ -10,7 +10,7 @@ import { requestToken } from './pass-cookie.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
 export type { RoomPageOptions, RoomTexts } from './core.js';
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, IdentityResolver, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
 export type { EntryFor, StoreUnavailableMode, WebRequireEntryTokenOptions } from './web.js';
 
 /** Options of the fetch queue routes. */
@@ -45,7 +45,7 @@ export function queueRoutes<Req extends Request = Request>(
   const q = parseQueue(queue);
   const { prefix, ...rest } = options;
   const resolved = parseRoutesOptions(rest);
-  const { memberId, gate, maxStreams } = resolved;
+  const { memberId, gate, identity, maxStreams } = resolved;
   const base = normalizePrefix(prefix);
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
   const room = roomOf(q, resolved);
@@ -58,7 +58,7 @@ export function queueRoutes<Req extends Request = Request>(
     const pageRoute = route ? undefined : pages.find((r) => r.method === request.method && r.url === path);
     if (pageRoute) return toPageResponse(await room!.run(pageRoute.action, { member: () => memberId(request), req: request, url: request.url }));
     if (!route) return undefined;
-    return toResponse(await runQueueRoute(q, route.action, () => memberId(request), { gate, req: request }));
+    return toResponse(await runQueueRoute(q, route.action, () => memberId(request), { gate, identity, req: request }));
   };
 }
 

@@ -13,7 +13,7 @@ import { requestToken } from './pass-cookie.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
 export type { RoomPageOptions, RoomTexts } from './core.js';
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, IdentityResolver, MemberIdResolver, SettleOutcome, SettleState } from './core.js';
 export type { EntryFor, StoreUnavailableMode, WebRequireEntryTokenOptions } from './web.js';
 
 /** Options of the Hono queue routes: `memberId` receives the Hono `Context` of your app's `Env`. */
@@ -43,12 +43,12 @@ export interface EntryVariables<Mode extends StoreUnavailableMode = 'fail-closed
 export function queueRoutes<E extends Env = BlankEnv>(queue: WaitingQueue, options: HonoQueueRoutesOptions<E>): Hono<E> {
   const q = parseQueue(queue);
   const resolved = parseRoutesOptions(options);
-  const { memberId, gate, maxStreams } = resolved;
+  const { memberId, gate, identity, maxStreams } = resolved;
   const app = new Hono<E>();
   const events = eventsRoute(q, maxStreams, gate);
   app.get(EVENTS_PATH, async (c) => toEventResponse(await events(() => memberId(c), c), c.req.raw.signal));
   for (const route of QUEUE_ROUTES) {
-    app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, () => memberId(c), { gate, req: c })));
+    app.on(route.method, route.path || '/', async (c) => toResponse(await runQueueRoute(q, route.action, () => memberId(c), { gate, identity, req: c })));
   }
   const room = roomOf(q, resolved);
   for (const route of room ? ROOM_ROUTES : []) {

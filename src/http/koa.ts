@@ -26,7 +26,7 @@ import { ROOM_ROUTES, roomOf } from '../room/routes.js';
 
 export type { EntryPass, EntryPassSource, RequireEntryPassOptions } from './entry-pass.js';
 export type { RoomPageOptions, RoomTexts } from './core.js';
-export type { Entry, ErrorBody, HttpErrorCode, MemberIdResolver, SettleOutcome, SettleState, RequireEntryTokenOptions } from './core.js';
+export type { Entry, ErrorBody, HttpErrorCode, IdentityResolver, MemberIdResolver, SettleOutcome, SettleState, RequireEntryTokenOptions } from './core.js';
 
 /** What the guard adds to `ctx.state`. */
 export interface EntryState {
@@ -39,7 +39,7 @@ export interface EntryState {
 /** Options of the Koa queue routes. */
 export interface KoaQueueRoutesOptions<StateT = DefaultState, ContextT = DefaultContext> extends Pick<
   QueueRoutesOptions<ParameterizedContext<StateT, ContextT>>,
-  'gate' | 'shadowSecret' | 'page' | 'maxStreams'
+  'gate' | 'identity' | 'shadowSecret' | 'page' | 'maxStreams'
 > {
   /** The authenticated member; undefined or null answers 401. */
   memberId: MemberIdResolver<ParameterizedContext<StateT, ContextT>>;
@@ -72,7 +72,7 @@ export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
   const q = parseQueue(queue);
   const { prefix, ...rest } = options;
   const resolved = parseRoutesOptions(rest);
-  const { memberId, gate, maxStreams } = resolved;
+  const { memberId, gate, identity, maxStreams } = resolved;
   const base = normalizePrefix(prefix);
   const routes = QUEUE_ROUTES.map((route) => ({ ...route, url: base + route.path || '/' }));
   const room = roomOf(q, resolved);
@@ -96,7 +96,7 @@ export function queueRoutes<StateT = DefaultState, ContextT = DefaultContext>(
       return;
     }
     if (!route) return next();
-    send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, () => memberId(ctx), { gate, req: ctx }));
+    send(ctx as ParameterizedContext, await runQueueRoute(q, route.action, () => memberId(ctx), { gate, identity, req: ctx }));
   };
 }
 

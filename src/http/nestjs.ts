@@ -22,7 +22,7 @@ import { createQueueController } from './nestjs/queue-controller.js';
 import { PassRouteOptions, WaitgatePassGuard, passOf, type NestRequireEntryPassOptions } from './nestjs/pass-guard.js';
 import { parsePassOptions, type EntryPass as CoreEntryPass } from './entry-pass.js';
 
-export type { ErrorBody, HttpErrorCode, MemberIdResolver, RoomPageOptions, RoomTexts, SettleOutcome, SettleState } from './core.js';
+export type { ErrorBody, HttpErrorCode, IdentityResolver, MemberIdResolver, RoomPageOptions, RoomTexts, SettleOutcome, SettleState } from './core.js';
 export { WaitgateGuard, WaitgateHttpException, WaitgateInterceptor } from './nestjs/guard.js';
 export { WaitgatePassGuard, type NestRequireEntryPassOptions } from './nestjs/pass-guard.js';
 export type { NestRequireEntryTokenOptions, PlatformRequest, WaitgateModuleOptions } from './nestjs/options.js';

@@ -35,6 +35,9 @@ export interface RoomTexts {
   notEntered: string;
   join: string;
   refusedTitle: string;
+  /** One place per identity (409 IDENTITY_LIMIT): the person's place is held under another member id. */
+  heldElsewhereTitle: string;
+  heldElsewhereText: string;
   challenge: string;
   noScript: string;
   problem: string;
@@ -76,6 +79,8 @@ export const EN: RoomTexts = {
   notEntered: 'You are not in the queue yet.',
   join: 'Join the queue',
   refusedTitle: 'This queue is closed',
+  heldElsewhereTitle: 'You already have a place in line',
+  heldElsewhereText: 'Only one place per person is allowed, and yours is held from another account or device. You can join once that place is used or given up.',
   challenge: 'Checking your browser before you join the queue…',
   noScript: 'This check needs JavaScript: turn it on, then join again.',
   problem: 'We could not reach the queue just now; this page tries again by itself.',

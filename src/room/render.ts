@@ -134,6 +134,10 @@ ${commitment}
 <h2>${e(t.refusedTitle)}</h2>
 <p data-slot="refused-message">${e(r.state === 'refused' ? (r.detail ?? t.closedText) : '')}</p>
 </section>
+<section class="waitgate-refused" data-when="held-elsewhere"${hidden(r, 'held-elsewhere')}>
+<h2>${e(t.heldElsewhereTitle)}</h2>
+<p>${e(t.heldElsewhereText)}</p>
+</section>
 <section class="waitgate-problem" data-when="problem"${hidden(r, 'problem')}>
 <p data-slot="problem">${e(t.problem)}</p>
 </section>

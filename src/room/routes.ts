@@ -4,8 +4,7 @@
 // `POST <prefix>/room` (the page's form, for browsers without JavaScript) enters as
 // `POST <prefix>/enter` does, through the gate.
 
-import { runQueueRoute, type HttpResult, type ResolvedRoutesOptions } from '../http/core.js';
-import type { RouteGate } from '../http/gate.js';
+import { runQueueRoute, type HttpResult, type ResolvedRoutesOptions, type RouteRequest } from '../http/core.js';
 import { passCookie } from '../http/pass-cookie.js';
 import { requestHeader } from '../http/request-header.js';
 import type { ErrorBody } from '../http/error-response.js';
@@ -53,8 +52,8 @@ const HTML = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-
 const ASSET_CACHE = 'public, max-age=300';
 const CONTROLS_TTL_MS = 5000;
 
-/** Creates the page's routes of one queue (`page` checked by parsePage, `gate` the routes' own). */
-export function createRoom(queue: WaitingQueue, page: RoomPage, gate: RouteGate | undefined): Room {
+/** Creates the page's routes of one queue (`page` checked by parsePage, `gate` and `identity` the routes' own). */
+export function createRoom(queue: WaitingQueue, page: RoomPage, { gate, identity }: Omit<RouteRequest, 'req'>): Room {
   const vars = Object.entries(page.theme)
     .map(([name, value]) => `  ${name}: ${value};`)
     .join('\n');
@@ -98,7 +97,7 @@ export function createRoom(queue: WaitingQueue, page: RoomPage, gate: RouteGate 
         body: renderRoom({ ...base, state, position: null, ...extra }),
       });
       const member = await request.member();
-      const result = await runQueueRoute(queue, action === 'join' ? 'enter' : 'position', () => member, { gate, req: request.req });
+      const result = await runQueueRoute(queue, action === 'join' ? 'enter' : 'position', () => member, { gate, identity, req: request.req });
       if (result.status !== 200) return refusal(result, html);
       if (action === 'join') return { status: 303, headers: { ...result.headers, location: `room${base.search}` }, body: '' };
       const position = result.body as Position;
@@ -118,7 +117,7 @@ export function createRoom(queue: WaitingQueue, page: RoomPage, gate: RouteGate 
   };
 }
 
-/** A refused read or enter as a page: a challenge to solve, a closed queue, or a problem. */
+/** A refused read or enter as a page: a challenge to solve, a closed queue, a place held under another member id, or a problem. */
 function refusal(
   result: HttpResult,
   html: (status: number, state: RoomState, extra?: Partial<RoomRender>, headers?: Record<string, string>) => RoomResult,
@@ -126,10 +125,11 @@ function refusal(
   const error = (result.body as ErrorBody).error;
   if (error.code === 'CHALLENGE_REQUIRED') return html(result.status, 'challenge', {}, result.headers);
   if (error.code === 'QUEUE_CLOSED') return html(result.status, 'refused', { detail: error.message }, result.headers);
+  if (error.code === 'IDENTITY_LIMIT') return html(result.status, 'held-elsewhere', {}, result.headers);
   return html(result.status, 'problem', { detail: error.message }, result.headers);
 }
 
 /** The page's routes of validated route options, or null with `page: false`. */
-export function roomOf(queue: WaitingQueue, options: Pick<ResolvedRoutesOptions<unknown>, 'gate' | 'page'>): Room | null {
-  return options.page ? createRoom(queue, options.page, options.gate) : null;
+export function roomOf(queue: WaitingQueue, options: Pick<ResolvedRoutesOptions<unknown>, 'gate' | 'identity' | 'page'>): Room | null {
+  return options.page ? createRoom(queue, options.page, options) : null;
 }

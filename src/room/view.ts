@@ -6,7 +6,7 @@ import type { Position } from '../types.js';
 import type { RoomTexts } from './en.js';
 
 /** The page's states; the sections of the page show for one of them each (`data-when`). */
-export type RoomState = 'not-entered' | 'waiting' | 'paused' | 'closed' | 'countdown' | 'ready' | 'challenge' | 'refused' | 'problem';
+export type RoomState = 'not-entered' | 'waiting' | 'paused' | 'closed' | 'countdown' | 'ready' | 'challenge' | 'refused' | 'held-elsewhere' | 'problem';
 
 /** The texts filled into the page's `data-slot` elements, and the progress (0-100) of the bar. */
 export interface RoomView {

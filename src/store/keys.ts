@@ -24,6 +24,8 @@ export interface QueueKeys {
   revoked: string;
   /** list: the audit trail of the controls, newest first, capped (lua/includes/controlsLog.lua). */
   log: string;
+  /** hash identity key -> the members holding its places (one place per identity, lua/includes/identity.lua). */
+  identities: string;
 }
 
 /** The hash tag shared by a queue's keys: `{<prefix>:<name>}`. In Redis Cluster they all live in its slot. */
@@ -45,5 +47,6 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     entries: `${tag}:entries`,
     revoked: `${tag}:revoked`,
     log: `${tag}:log`,
+    identities: `${tag}:identities`,
   };
 }

@@ -2,7 +2,7 @@
 // documented in its script's header; the indices live here and nowhere else.
 
 import type { QueueMode } from '../controls.js';
-import { QueueClosedError } from '../errors.js';
+import { IdentityLimitError, QueueClosedError } from '../errors.js';
 import { WAIT_SLOTS, parseWaitSlot } from '../queue-figures.js';
 import { CLAIM_STATUS, POSITION_STATUS } from './status-codes.js';
 import type { MemberInspection } from '../types.js';
@@ -70,10 +70,12 @@ const CONTROLS_LENGTH = 11;
 /** lua/includes/controls.lua: codes of enter replies that are not a position. */
 const QUEUE_CLOSED = -2;
 const NEED_TOKEN = -3;
-/** One member of a batch that arrived after its deadline (lua/enterIfAbsent-7.lua): nothing was written for it. */
+/** One member of a batch that arrived after its deadline (lua/enterIfAbsent-8.lua): nothing was written for it. */
 const LATE = -4;
 /** One member of a batch with malformed arguments: nothing was written for it, the others stand. */
 const BAD_ARGUMENTS = -5;
+/** lua/includes/identity.lua: a new member whose identity holds its limit of places; nothing was written for it. */
+const IDENTITY_LIMIT = -6;
 
 /** The error of one member of a batch whose own reply is a LATE or BAD_ARGUMENTS marker, or null. */
 function memberError(script: string, r: Reply): Error | null {
@@ -108,7 +110,7 @@ export function decodeShared(shared: Reply): SharedPosition {
 }
 
 /**
- * The lean reply of lua/enterIfAbsent-7.lua for a member its batch joined: the total
+ * The lean reply of lua/enterIfAbsent-8.lua for a member its batch joined: the total
  * waiting right after it joined, alone (it is last: rank total − 1; its entry score is
  * total + `offset`, sent once per call). The snapshots of one call share `shared`'s
  * window and controls objects (nothing writes to a snapshot's parts).
@@ -128,11 +130,11 @@ export function leanEnterSnapshot(total: number, offset: number, shared: SharedP
   };
 }
 
-/** lua/enterIfAbsent-7.lua's reply: the shared part, the lean replies' offset (null for none), then one reply per member. */
+/** lua/enterIfAbsent-8.lua's reply: the shared part, the lean replies' offset (null for none), then one reply per member. */
 export type EnterBatchReply = Array<Reply | number | null>;
 
 /**
- * A batch of enters' replies (lua/enterIfAbsent-7.lua), one snapshot or error per member.
+ * A batch of enters' replies (lua/enterIfAbsent-8.lua), one snapshot or error per member.
  * `learn(generation, now)` is told each answer's generation and Redis time (once for all
  * the lean replies: they share them); not for a `needsToken` answer, which has neither.
  */
@@ -172,18 +174,19 @@ const POSITION = {
   generation: 7,
   window: 8,
   controls: 8 + WINDOW_LENGTH,
-  /** enter only: 1 when the call joined the member (lua/enterIfAbsent-7.lua). */
+  /** enter only: 1 when the call joined the member (lua/enterIfAbsent-8.lua). */
   joined: 8 + WINDOW_LENGTH + CONTROLS_LENGTH,
 } as const;
 
 /**
  * An enter reply: a position, or `{ QUEUE_CLOSED, message }` (throws
- * {@link QueueClosedError}), or `{ NEED_TOKEN }` (a snapshot flagged `needsToken`).
+ * {@link QueueClosedError}), or `{ IDENTITY_LIMIT }` (throws {@link IdentityLimitError}), or `{ NEED_TOKEN }` (a snapshot flagged `needsToken`).
  */
 export function decodeEnter(r: Reply): { snapshot: MemberSnapshot; generation: Value } {
   const error = memberError('enter', r);
   if (error) throw error;
   if (r[0] === QUEUE_CLOSED) throw new QueueClosedError(str(r[1]));
+  if (r[0] === IDENTITY_LIMIT && r.length === 1) throw new IdentityLimitError();
   if (r[0] === NEED_TOKEN && r.length === 1) {
     const snapshot: MemberSnapshot = {
       status: 'NOT_ENTERED',

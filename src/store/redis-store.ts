@@ -115,7 +115,7 @@ export interface RedisStoreOptions {
 /** Members per script call with group commit on, unless `groupCommit.maxBatchSize` says otherwise: enters, and the others. */
 export const DEFAULT_MAX_ENTER_BATCH_SIZE = 128;
 export const DEFAULT_MAX_BATCH_SIZE = 64;
-/** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-7.lua, position-3.lua, claimToken-4.lua). */
+/** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-8.lua, position-3.lua, claimToken-4.lua). */
 const MAX_BATCH_SIZE = 256;
 
 const optionsSchema = z
@@ -193,7 +193,7 @@ export class RedisStore implements Store {
 
   async #sendEnters(queue: string, batch: readonly EnterArgs[]): Promise<BatchReply<MemberSnapshot>> {
     const k = this.#keysOf(queue);
-    const keys = [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries];
+    const keys = [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries, k.identities];
     const reply = await this.#call<EnterBatchReply>(queue, 'enterIfAbsent', keys, encodeEnters(batch));
     return decodeEnterBatch(reply, (generation, now) => {
       this.#generations.learn(queue, generation);

@@ -323,6 +323,19 @@ export interface EnterOptions {
   safetyNet?: SafetyNetRequest;
   /** A waiting member whose rank is below this has its enter recorded as a sign of life (abandonAfterSeconds). */
   presenceHead?: number;
+  /**
+   * One place per identity (SPEC §17): a new member whose identity's other members hold
+   * `maxPlaces` places is refused with `IdentityLimitError`, nothing written.
+   */
+  identity?: IdentityRequest;
+}
+
+/** {@link EnterOptions.identity}: the identity as the store keeps it and its limit of places. */
+export interface IdentityRequest {
+  /** The identity's SHA-256, base64url (src/identity.ts): the app's identity string never reaches the store. */
+  key: string;
+  /** 1 to 100. */
+  maxPlaces: number;
 }
 
 /** {@link EnterOptions.safetyNet}: what the store needs to judge an instant entry. */

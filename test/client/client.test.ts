@@ -192,6 +192,22 @@ describe('a queue whose state was lost', () => {
   });
 });
 
+describe('one place per identity', () => {
+  it('rejects with 409 IDENTITY_LIMIT at once, without retrying, when another member id of the identity holds the place', async () => {
+    const queue = new WaitingQueue({ store: new MemoryStore(), pollingIntervals: [{ seconds: 0.05 }] });
+    let enters = 0;
+    const app = express();
+    app.use((req, _res, next) => (req.method === 'POST' && enters++, next()));
+    app.use('/queue', queueRoutes(queue, { memberId: (req) => req.get('x-member'), identity: (req) => req.get('x-identity') }));
+    const url = `${await listen(app)}/queue`;
+    await queue.enter('alice-laptop', { identity: 'alice' });
+    const error = await waitForEntry({ url, headers: { 'x-member': 'alice-phone', 'x-identity': 'alice' } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QueueClientError);
+    expect(error).toMatchObject({ status: 409, code: 'IDENTITY_LIMIT' });
+    expect(enters).toBe(1);
+  });
+});
+
 describe('a closed queue', () => {
   it('rejects with QUEUE_CLOSED and the operator message', async () => {
     const { queue, url } = await shop(0.05);

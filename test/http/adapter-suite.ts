@@ -5,7 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, QueueStateLostError, WaitingQueue, type Position, type Store } from '../../src/index.js';
-import type { Entry, Gate } from '../../src/http/core.js';
+import type { Entry, Gate, IdentityResolver } from '../../src/http/core.js';
 import { storeWith } from '../support/store-with.js';
 
 /**
@@ -22,8 +22,8 @@ export interface AppSetup {
   onStoreUnavailable?: 'fail-closed' | 'fail-open';
   /** Called by the order handler with the entry it saw. */
   onOrder(entry: Entry | undefined): void;
-  /** Extra queue-route options (the gate's: gate-suite.ts), spread into the routes' options. */
-  routes?: { gate?: Gate<unknown>; shadowSecret?: string; maxStreams?: number };
+  /** Extra queue-route options (the gate's and the identity's: gate-suite.ts), spread into the routes' options. */
+  routes?: { gate?: Gate<unknown>; shadowSecret?: string; maxStreams?: number; identity?: IdentityResolver<unknown> };
 }
 
 /**

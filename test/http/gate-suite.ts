@@ -1,6 +1,6 @@
-// The gate before the line (SPEC §17), run against every HTTP adapter with the app of its
-// behaviour table (adapter-suite.ts): each verdict, what it writes (nothing, unless allowed),
-// and shadowed members' later polls.
+// Fair entry at the routes (SPEC §17), run against every HTTP adapter with the app of its
+// behaviour table (adapter-suite.ts): the gate before the line (each verdict, what it writes:
+// nothing, unless allowed; shadowed members' later polls) and one place per identity.
 
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, WaitingQueue, type Position } from '../../src/index.js';
@@ -158,6 +158,38 @@ export function describeGate(name: string, startApp: AppFactory): void {
         const response = await send(app, '/queue/enter', { method: 'POST', headers: { 'x-member': 'a' } });
         expect(response.status).toBe(500);
         expect((await queue.stats()).waiting).toBe(0);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('identity: another member id of the same identity gets 409 IDENTITY_LIMIT and writes nothing; a shadowed member is not asked', async () => {
+      const queue = new WaitingQueue({ store: new MemoryStore() });
+      const asked: string[] = [];
+      const identity = async (req: unknown) => {
+        asked.push(requestHeader(req, 'x-member') ?? '');
+        return requestHeader(req, 'x-identity');
+      };
+      const app = await startApp({ queue, settle: 'auto', onOrder: () => undefined, routes: { gate: headerGate([]), identity } });
+      const call = (headers: Record<string, string>) => send(app, '/queue/enter', { method: 'POST', headers });
+      try {
+        expect((await call({ 'x-member': 'a1', 'x-identity': 'alice' })).status).toBe(200);
+        const refused = await call({ 'x-member': 'a2', 'x-identity': 'alice' });
+        expect(refused.status).toBe(409);
+        expect(refused.headers.get('cache-control')).toBe('no-store');
+        const body = (await refused.json()) as { error: { code: string; message: string } };
+        expect(body.error.code).toBe('IDENTITY_LIMIT');
+        expect(body.error.message).toEqual(expect.any(String));
+        expect((await queue.stats()).totals.entered).toBe(1);
+        expect((await queue.position('a2')).status).toBe('NOT_ENTERED');
+        // The member holding the place enters again as before; no identity, no limit.
+        expect((await call({ 'x-member': 'a1', 'x-identity': 'alice' })).status).toBe(200);
+        expect((await call({ 'x-member': 'b' })).status).toBe(200);
+        // Shadowed or challenged: the gate answered, the identity is never asked.
+        expect((await call({ 'x-member': 'bot', 'x-identity': 'alice', 'x-verdict': 'shadow' })).status).toBe(200);
+        expect((await call({ 'x-member': 'bot2', 'x-identity': 'alice', 'x-verdict': 'challenge' })).status).toBe(401);
+        expect(asked).toEqual(['a1', 'a2', 'a1', 'b']);
+        expect((await queue.stats()).waiting).toBe(2);
       } finally {
         await app.close();
       }

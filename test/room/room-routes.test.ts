@@ -139,3 +139,30 @@ describe('the waiting page on NestJS with Fastify', () => {
     }
   });
 });
+
+describe('the waiting page and one place per identity (NestJS with Fastify)', () => {
+  it('a second member id of an identity joining from the page sees that its place is held elsewhere, and nothing is written', async () => {
+    const queue = newQueue();
+    const memberId = (request: FastifyRequest) => request.headers['x-member'] as string | undefined;
+    const identity = (request: FastifyRequest) => request.headers['x-identity'] as string | undefined;
+    const on = await listen(new FastifyAdapter(), [WaitgateModule.forRoot({ queue, memberId, identity, page: { continueUrl: '/next' } })], []);
+    try {
+      const join = (member: string, lang = 'en') =>
+        fetch(`${on.url}/queue/room?lang=${lang}`, {
+          method: 'POST',
+          headers: { 'x-member': member, 'x-identity': 'alice@example.com', 'content-type': 'text/plain' },
+          redirect: 'manual',
+        });
+      expect((await join('alice-laptop')).status).toBe(303);
+      const refused = await join('alice-phone');
+      expect(refused.status).toBe(409);
+      const page = await refused.text();
+      expect(page).toMatch(/<section class="waitgate-refused" data-when="held-elsewhere">\s*<h2>You already have a place in line<\/h2>/);
+      expect(await (await join('alice-tablet', 'de')).text()).toContain('Sie haben bereits einen Platz in der Warteschlange');
+      expect(await queue.state('alice-phone')).toBe('NOT_ENTERED');
+      expect((await queue.stats()).totals.entered).toBe(1);
+    } finally {
+      await on.close();
+    }
+  });
+});

@@ -9,6 +9,7 @@ import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeCohortContract } from '../contract/cohort-contract.js';
 import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
+import { describeIdentityContract } from '../contract/identity-contract.js';
 import { describeStockContract } from '../contract/stock-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { signingWith } from '../support/signing-keys.js';
@@ -141,6 +142,13 @@ describe('MemoryStore on a frozen clock', () => {
 });
 
 describeRevokeContract('MemoryStore', {
+  async create() {
+    const clock = fakeClock();
+    return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
+  },
+});
+
+describeIdentityContract('MemoryStore', {
   async create() {
     const clock = fakeClock();
     return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };

@@ -105,7 +105,8 @@ async function keysUnder(prefix: string): Promise<string[]> {
 /** Every operation of the library, each writing what it can write. */
 async function fullLifecycle(queue: WaitingQueue): Promise<void> {
   const members = ['alice', 'bob', 'carol', 'dave', '{braces}', 'a}b{c', 'x:y', 42];
-  for (const m of members) await queue.enter(m);
+  for (const m of members) await queue.enter(m, { identity: `person-${m}` }); // the identities key
+  await expect(queue.enter('alice-again', { identity: 'person-alice' })).rejects.toMatchObject({ code: 'IDENTITY_LIMIT' });
   await queue.position('alice');
   await queue.stats();
   const admissions = await queue.admit();

@@ -22,6 +22,7 @@ import { describeControlsContract } from '../contract/controls-contract.js';
 import { describeCohortContract } from '../contract/cohort-contract.js';
 import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
+import { describeIdentityContract } from '../contract/identity-contract.js';
 import { describeStockContract } from '../contract/stock-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { signingWith } from '../support/signing-keys.js';
@@ -434,6 +435,12 @@ describe('RedisStore token bucket', () => {
 });
 
 describeRevokeContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeIdentityContract('RedisStore', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },

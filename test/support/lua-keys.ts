@@ -48,6 +48,7 @@ export const KEY_POSITIONS: Readonly<Record<string, KeySpec>> = {
       'PERSIST',
       'HGET',
       'HSET',
+      'HRANDFIELD',
       'HDEL',
       'HMGET',
       'HGETALL',

@@ -45,6 +45,8 @@ export interface WaitgateModuleOptions<Req = PlatformRequest> {
   routesPrefix?: string;
   /** The gate before the line, as in every adapter's queue routes (docs/fair-entry.md). */
   gate?: QueueRoutesOptions<Req>['gate'];
+  /** One place per identity: the identity a request enters under, as in every adapter's queue routes (docs/fair-entry.md). */
+  identity?: QueueRoutesOptions<Req>['identity'];
   /** Signs the shadow cookie; the same on every instance (see the other adapters' `shadowSecret`). */
   shadowSecret?: string;
   /** The waiting page at `GET <routesPrefix>/room`, as in every adapter (docs/waiting-room.md); `false`: none. */
@@ -63,6 +65,7 @@ export interface WaitgateModuleConfig {
   /** '' or '/queue'. */
   routesPrefix: string;
   gate: ResolvedRoutesOptions<unknown>['gate'];
+  identity: ResolvedRoutesOptions<unknown>['identity'];
   /** The waiting page's routes; null with `page: false`. */
   room: Room | null;
   /** The handler of `GET …/events`. */
@@ -86,6 +89,7 @@ export function parseModuleOptions<Req>(options: WaitgateModuleOptions<Req>): Wa
     memberId: routes.memberId as MemberIdResolver<unknown>,
     routesPrefix: parsePrefix(routesPrefix),
     gate: routes.gate,
+    identity: routes.identity,
     room: roomOf(q, routes),
     events: eventsRoute(q, routes.maxStreams, routes.gate),
   };

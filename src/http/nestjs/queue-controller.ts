@@ -75,7 +75,7 @@ export function createQueueController(routesPrefix: string, withRoom: boolean): 
     }
 
     private async answer(action: QueueAction, request: PlatformRequest, response: unknown): Promise<void> {
-      this.send(response, await runQueueRoute(this.config.queue, action, () => this.config.memberId(request), { gate: this.config.gate, req: request }));
+      this.send(response, await runQueueRoute(this.config.queue, action, () => this.config.memberId(request), { gate: this.config.gate, identity: this.config.identity, req: request }));
     }
 
     private send(response: unknown, result: HttpResult): void {

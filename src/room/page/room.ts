@@ -147,6 +147,11 @@ function start(root: HTMLElement): void {
       root.dispatchEvent(new CustomEvent('waitgate:challenge', { detail: { challenge, submit }, bubbles: true }));
       return;
     }
+    if (error?.code === 'IDENTITY_LIMIT') {
+      show('held-elsewhere');
+      announce('held-elsewhere', `${texts.heldElsewhereTitle}. ${texts.heldElsewhereText}`);
+      return;
+    }
     if (error?.code === 'QUEUE_CLOSED') {
       setText('refused-message', error.message ?? texts.closedText);
       show('refused');
@@ -158,7 +163,7 @@ function start(root: HTMLElement): void {
   }
 
   if (state === 'not-entered') void enter();
-  else if (state !== 'refused' && state !== 'ready' && state !== 'challenge') {
+  else if (state !== 'refused' && state !== 'held-elsewhere' && state !== 'ready' && state !== 'challenge') {
     if (position) update(position);
     follow();
   }

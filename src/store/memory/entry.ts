@@ -1,9 +1,10 @@
-// Entering the line and reading one member's place (mirrors lua/enterIfAbsent-7.lua
+// Entering the line and reading one member's place (mirrors lua/enterIfAbsent-8.lua
 // and lua/position-3.lua).
 
 import { drawScore } from '../../controls.js';
 import { QueueClosedError } from '../../errors.js';
 import { foldCohort } from './cohort.js';
+import { takeIdentityPlace } from './identities.js';
 import type { EnterOptions, MemberSnapshot } from '../store.js';
 import { issueAtOnce, netTakes } from './safety-net.js';
 import { beforeOpening, controlsView, deadlineOf, type QueueState } from './state.js';
@@ -22,9 +23,12 @@ export function enter(q: QueueState, memberId: string, now: number, options: Ent
   if (c.mode === 'closed') throw new QueueClosedError(c.message ?? null);
   // Passthrough lets a new member through, except before a scheduled opening (then it
   // pre-queues) and with stock (then it joins the line: admission keeps within the stock).
-  if (c.mode === 'passthrough' && !beforeOpening(c, now) && c.stock === undefined) {
-    if (options.token === undefined || options.tokenTtlMs === undefined) return { ...memberSnapshot(q, memberId, now), needsToken: true };
-    issueAtOnce(q, memberId, now, options.token, options.tokenTtlMs);
+  const letThrough = c.mode === 'passthrough' && !beforeOpening(c, now) && c.stock === undefined;
+  if (letThrough && (options.token === undefined || options.tokenTtlMs === undefined)) return { ...memberSnapshot(q, memberId, now), needsToken: true };
+  // One place per identity: refused before anything is written; past it every path takes a place.
+  if (options.identity) takeIdentityPlace(q, options.identity, memberId, now);
+  if (letThrough) {
+    issueAtOnce(q, memberId, now, options.token!, options.tokenTtlMs!);
     return { ...memberSnapshot(q, memberId, now), joined: true };
   }
   // The safety net: nobody waiting, and the bucket, maxActive and stock allow.

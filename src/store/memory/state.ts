@@ -48,6 +48,8 @@ export interface QueueState {
   waitSlots: Array<WaitSlot | undefined>;
   /** Entry checkpoints (mirrors the `entries` key). */
   entries: EntryCheckpoints;
+  /** identity key -> the members that took places under it (mirrors the `identities` key). */
+  identities: Map<string, string[]>;
   /** Orders settled lately (mirrors meta ows .. opn). */
   orders: OrderWindow;
   /** The rate adaptive admission set, and when (mirrors meta ar, ae); null before. */
@@ -102,6 +104,7 @@ export function newQueueState(): QueueState {
     totals: { entered: 0, admitted: 0, abandoned: 0, consumed: 0, expired: 0 },
     waitSlots: [],
     entries: new EntryCheckpoints(),
+    identities: new Map(),
     orders: new OrderWindow(),
     adaptive: null,
     dropBucket: null,

@@ -13,6 +13,7 @@
   KEYS[5] meta     hash: gen, seq, bucket, admission window
   KEYS[6] seen     hash member -> last sign of life (ms), kept only near the head
   KEYS[7] entries  zset entry score -> time (ms): entry checkpoints (lua/includes/queueFigures.lua)
+  KEYS[8] identities hash identity -> the members holding its places (lua/includes/identity.lua)
 
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2] presence head of the batch ('' for none): a waiting member whose rank is below it
@@ -32,6 +33,9 @@
           'notAfter|ttl|head|token': the token's TTL (ms), its presence head ('' for none)
           instead of ARGV[2], and a fresh token (the rest of the value), issued at once to a
           new member in passthrough mode.
+          A member entering under an identity (one place per identity, SPEC §17) sends
+          '@identity|max|' before either: the identity's hash (base64url) and its limit of
+          places (1..100).
 
   Returns { STATE_LOST } (for the whole batch: the queue's generation is not the one
   the caller knows), or { shared, offset, reply1, reply2, ... }: shared is what every
@@ -44,7 +48,9 @@
   joined the member (or let it through in passthrough), or { QUEUE_CLOSED, message }
   (a new member while closed), { NEED_TOKEN } (a new member in passthrough, and no
   token sent), { LATE } (arrived after its deadline: nothing written for it),
-  { BAD_ARGUMENTS } (an empty member id or a malformed value: nothing written for it).
+  { BAD_ARGUMENTS } (an empty member id or a malformed value: nothing written for it),
+  { IDENTITY_LIMIT } (a new member whose identity's other members hold its limit of
+  places: nothing written for it).
   One member's LATE or BAD_ARGUMENTS leaves the others' results as if it were absent.
   An error reply when ARGV is not a whole number of members, or when every member is
   late (a lone late enter, as before batches: Redis counts the refusal in errorstats).
@@ -59,8 +65,11 @@
   token record, not waiting) one ZADD NX of all their places, one HSET seen of their
   signs of life and ZCARD once, so such a member costs no call of its own. A member
   already waiting costs a ZRANK; one with a token record, one let through in passthrough,
-  a drawn pre-queue place, or a member met a second time in the batch is entered as
-  alone (what a lone enter costs). The work is bounded by the batch (MAX_BATCH).
+  a drawn pre-queue place, a member with an identity, or a member met a second time in the
+  batch is entered as alone (what a lone enter costs). An identity adds a ZSCORE, an HGET
+  and the check of its recorded members (two calls each, at most its limit of them), and
+  for a new place an HSET and the look at one other identity (lua/includes/identity.lua).
+  The work is bounded by the batch (MAX_BATCH) and the limit of places per identity.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -75,6 +84,7 @@
 --- @include "ratesInForce"
 --- @include "safetyNet"
 --- @include "cohort"
+--- @include "identity"
 
 local LATE, BAD_ARGUMENTS = -4, -5
 local MAX_BATCH, PER_MEMBER = 256, 2
@@ -132,8 +142,9 @@ local function present(reply, member, presenceHead)
 end
 
 -- One member's enter, as the single-member script did it: every read live, every write at
--- once. raw: its tokens field if already read (false for none), else nil.
-local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw)
+-- once. raw: its tokens field if already read (false for none), else nil. identity: its
+-- identity's hash (nil for none), with maxPlaces, the identity's limit of places.
+local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw, identity, maxPlaces)
   if notAfter and now > notAfter then return { LATE } end
   if gen == '' then gen = newGeneration(KEYS[5]) end
 
@@ -151,18 +162,24 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw)
     pickUp(KEYS[2], KEYS[3], member, record) -- answering READY: the token is picked up
     return readPosition(KEYS[1], member, record, now, meta, gen, expected)
   end
-  if mode ~= 'open' then
-    -- Closed and passthrough treat a new member differently: find out first whether it waits.
+  if mode ~= 'open' or identity then
+    -- Closed, passthrough and an identity's limit treat a new member differently: find out
+    -- first whether it waits.
     if redis.call('ZSCORE', KEYS[1], member) then return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected), member, presenceHead) end
     if mode == 'closed' then return { QUEUE_CLOSED, meta[C + 1] or false } end
-    -- Passthrough lets a new member through, except before a scheduled opening: then it
-    -- joins the pre-queue like everyone before it (nobody jumps the early arrivals).
-    if letThrough then
-      if freshToken == '' or not ttl or ttl <= 0 then return { NEED_TOKEN } end
-      -- Let through at once: a token, as admission would issue it, without the bucket or maxActive.
-      return letIn(member, freshToken, ttl)
-    end
+    if letThrough and (freshToken == '' or not ttl or ttl <= 0) then return { NEED_TOKEN } end
   end
+  -- One place per identity: refused before anything is written. Past this check every path
+  -- takes a place (let through, let in by the safety net, or a place in the line).
+  if identity then
+    local live = placesOf(KEYS[8], KEYS[1], KEYS[2], identity, member, now)
+    if #live >= maxPlaces then return { IDENTITY_LIMIT } end
+    recordPlace(KEYS[8], KEYS[1], KEYS[2], identity, live, member, now)
+  end
+  -- Passthrough lets a new member through, except before a scheduled opening: then it
+  -- joins the pre-queue like everyone before it (nobody jumps the early arrivals).
+  -- Let through at once: a token, as admission would issue it, without the bucket or maxActive.
+  if letThrough then return letIn(member, freshToken, ttl) end
   -- The safety net: nobody waiting, and the bucket, maxActive and stock allow (safetyNet.lua).
   if netOpen and freshToken ~= '' and ttl and ttl > 0 then
     waitingCount = waitingCount or redis.call('ZCARD', KEYS[1])
@@ -192,15 +209,29 @@ end
 
 -- Each member's arguments, checked before any write: kinds[i] is BAD_ARGUMENTS, LATE
 -- or false (to enter), limits[i] its deadline (false for none), heads[i] its presence head
--- (false for none); tokens[i] and ttls[i] only for a member that sent them. Flat arrays,
--- not a table per member: this runs for every member of every batch.
+-- (false for none); tokens[i] and ttls[i] only for a member that sent them, identities[i]
+-- and maxPlaces[i] only for a member with an identity. Flat arrays, not a table per
+-- member: this runs for every member of every batch.
 local find, sub = string.find, string.sub
 local sharedHead = tonumber(batchHead)
 local ids, kinds, limits, heads, tokens, ttls, onTime, bad = {}, {}, {}, {}, {}, {}, 0, 0
+local identities, maxPlaces = {}, {}
 for i = 1, count do
   local at = i * PER_MEMBER + 1 -- ARGV[3] for the first member
   local member, notAfter = argv[at], argv[at + 1]
   local head, malformed = sharedHead, batchHead ~= '' and not sharedHead
+  if sub(notAfter, 1, 1) == '@' then
+    -- '@identity|max|' first: the member enters under an identity.
+    local bar1 = find(notAfter, '|', 2, true)
+    local bar2 = bar1 and find(notAfter, '|', bar1 + 1, true)
+    local max = bar2 and tonumber(sub(notAfter, bar1 + 1, bar2 - 1))
+    if max and bar1 > 2 and max >= 1 and max <= 100 and max == math.floor(max) then
+      identities[i], maxPlaces[i] = sub(notAfter, 2, bar1 - 1), max
+      notAfter = sub(notAfter, bar2 + 1)
+    else
+      malformed = true
+    end
+  end
   local bar = find(notAfter, '|', 1, true)
   if bar then
     -- 'notAfter|ttl|head|token'
@@ -240,7 +271,7 @@ local offset
 -- The member's enter the single-member way (enterOne), after the batch's deferred writes.
 local function enterAlone(i, raw)
   flush()
-  return enterOne(ids[i], limits[i] or nil, tokens[i] or '', ttls[i], heads[i] or nil, raw)
+  return enterOne(ids[i], limits[i] or nil, tokens[i] or '', ttls[i], heads[i] or nil, raw, identities[i], maxPlaces[i])
 end
 
 if onTime < 2 then
@@ -249,8 +280,8 @@ if onTime < 2 then
 else
   -- The batch path: one HMGET tokens and one ZMSCORE waiting for every member, so a brand-new
   -- member (no token record, not waiting) costs no call of its own; its place is written
-  -- with the others' in one ZADD. Anything else (a token record, a passthrough or drawn
-  -- place) goes through enterOne. A member seen earlier in this batch does too: what was
+  -- with the others' in one ZADD. Anything else (a token record, an identity, a passthrough
+  -- or drawn place) goes through enterOne. A member seen earlier in this batch does too: what was
   -- read for it up front may be stale by then.
   local records = redis.call('HMGET', KEYS[2], unpack(ids))
   local scores = redis.call('ZMSCORE', KEYS[1], unpack(ids))
@@ -265,7 +296,7 @@ else
       replies[i + 2] = { kind }
     elseif handled[member] then
       replies[i + 2] = enterAlone(i) -- read again: an earlier occurrence may have changed it
-    elseif records[i] then
+    elseif records[i] or identities[i] then
       handled[member] = true
       replies[i + 2] = enterAlone(i, records[i])
     else
