@@ -55,7 +55,7 @@ export function retryField(pollingIntervalSeconds: number, random: () => number 
  * the shared snapshot, exact only near the head, in shared script calls) and this instance's
  * own steps, drops and control changes. It looks up the members near the head (below
  * {@link nearHeadRank}: they see every step), the members this instance just admitted (READY
- * at once) and the members due at their polling pace; a member further back is told its new
+ * at once) and the members due at their polling pace (at least every 5 s: SLOWEST_LOOK_MS); a member further back is told its new
  * place at that pace, as polling would tell it, not at every step. A change of the queue's
  * mode, message or opening seen near the head makes the next rounds look everyone. Looks run
  * in batches, one event-loop turn each, so one step's fan-out never holds the instance up; the

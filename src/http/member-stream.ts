@@ -24,6 +24,12 @@ export interface StreamKeeper {
   forget(stream: MemberStream): void;
 }
 
+/**
+ * The longest time between two looks of a member further back, whatever its polling interval: a
+ * stream tells a new place no later than polling every 5 s would (the pace SPEC §16 compares with).
+ */
+export const SLOWEST_LOOK_MS = 5000;
+
 /** A look that failed (the store is down) is tried again after this long, not at the member's full pace. */
 const RETRY_LOOK_MS = 1000;
 
@@ -50,7 +56,7 @@ export class MemberStream implements MemberStreamHandle {
   #applied = 0;
   #lastJson = '';
   lastWriteAt = performance.now();
-  /** When this member is due for a look at its polling pace (performance.now()); +Infinity while a look is under way. */
+  /** When this member is due for a look at its polling pace, at most SLOWEST_LOOK_MS away (performance.now()); +Infinity while a look is under way. */
   dueAt = 0;
   /** The rank of the last look (null: not known yet, or not ranked — drawn, or not waiting). */
   rank: number | null = null;
@@ -77,7 +83,7 @@ export class MemberStream implements MemberStreamHandle {
     }
     if (this.closed || ticket < this.#applied) return null;
     this.#applied = ticket;
-    if (ticket === this.#started) this.dueAt = performance.now() + position.pollingIntervalSeconds * 1000;
+    if (ticket === this.#started) this.dueAt = performance.now() + Math.min(position.pollingIntervalSeconds * 1000, SLOWEST_LOOK_MS);
     this.rank = position.status === 'WAITING' ? position.rank : null;
     this.#tell(position);
     return position;
