@@ -47,10 +47,10 @@ async function startInstance(url, name) {
       child.once('message', resolve);
       child.send(message);
     });
-  // Disconnecting lets it exit by itself (and write a CPU profile); killed if it does not within 5 s.
+  // Disconnecting lets it exit by itself (and write a CPU profile); killed if it does not within 5 s (60 s while profiling: a large profile takes long to write).
   const stop = () => {
     child.disconnect();
-    setTimeout(() => child.kill(), 5000).unref();
+    setTimeout(() => child.kill(), profile.length > 0 ? 60_000 : 5000).unref();
   };
   return { port, ask, stop };
 }
