@@ -21,7 +21,7 @@ export { sseEvent, type MemberStreamHandle, type StreamSink } from './member-str
 export const DEFAULT_MAX_STREAMS = 10_000;
 /** A stream that wrote nothing for this long gets a comment line (proxies close idle connections). */
 export const HEARTBEAT_MS = 15_000;
-/** How often the hub looks at its streams: heartbeats, and the members due for a look at their polling pace. */
+/** How often the hub looks at its streams: heartbeats, and the members due for a look at their polling pace that no round took. */
 const TICK_MS = 1000;
 /** Admission steps closer together than this share one round of looks (delivery stays well within 1 s). */
 const ROUND_GAP_MS = 200;
@@ -55,14 +55,15 @@ export function retryField(pollingIntervalSeconds: number, random: () => number 
  * the shared snapshot, exact only near the head, in shared script calls) and this instance's
  * own steps, drops and control changes. It looks up the members near the head (below
  * {@link nearHeadRank}: they see every step), the members this instance just admitted (READY
- * at once) and the members due at their polling pace (at least every 5 s: SLOWEST_LOOK_MS); a member further back is told its new
- * place at that pace, as polling would tell it, not at every step. A change of the queue's
- * mode, message or opening seen near the head makes the next rounds look everyone. Looks run
- * in batches, one event-loop turn each, so one step's fan-out never holds the instance up; the
- * members nearest the head go first. A tick every second looks up the members due (so a member
- * is looked at least as often as it would poll, which keeps it present for
- * `abandonAfterSeconds`) and sends heartbeats. One timer and one watch per hub, running only
- * while a stream is open.
+ * at once) and the members due at their polling pace (at least every 5 s: SLOWEST_LOOK_MS):
+ * a member further back is told its new place at that pace, as polling would tell it, not at
+ * every step. A change of the queue's mode, message or opening seen near the head makes the
+ * next rounds look everyone. Looks run in batches, one event-loop turn each, so one step's
+ * fan-out never holds the instance up; the members nearest the head go first. A tick every
+ * second looks up the members due near the head, and further back those due for a second that
+ * no round took (no steps come: a member is still looked at about as often as it would poll,
+ * which keeps it present for `abandonAfterSeconds`), and sends heartbeats. One timer and one
+ * watch per hub, running only while a stream is open.
  */
 export class EventHub implements StreamKeeper {
   readonly #queue: WaitingQueue;
@@ -236,7 +237,9 @@ export class EventHub implements StreamKeeper {
     const now = performance.now();
     const due: MemberStream[] = [];
     for (const stream of this.#streams) {
-      if (now >= stream.dueAt) due.push(stream);
+      // Further back, a tick late: while steps come, the round after a step takes the members due, so what they are told is fresh.
+      const far = stream.rank !== null && stream.rank >= this.#nearHead;
+      if (now >= stream.dueAt + (far ? TICK_MS : 0)) due.push(stream);
       if (now - stream.lastWriteAt >= HEARTBEAT_MS) stream.write(':\n\n');
     }
     if (due.length > 0) void this.#lookAll(due);
