@@ -203,7 +203,8 @@ export class EventHub implements StreamKeeper {
     for (const stream of this.#streams) {
       if (urgent.has(stream)) continue;
       if (stream.rank === null || stream.rank < this.#nearHead) first.push(stream);
-      else if (everyone || now >= stream.dueAt) then.push(stream);
+      // Due by the time the next round could start: steps a second apart then keep a 5 s pace at 5 s, not 6.
+      else if (everyone || now >= stream.dueAt - ROUND_GAP_MS) then.push(stream);
     }
     await this.#lookAll(first.concat(then));
     this.#rounding = false;

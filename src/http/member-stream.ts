@@ -73,6 +73,7 @@ export class MemberStream implements MemberStreamHandle {
   /** Looks the member up; the answer is told unless a later look was told first. Rejects as `queue.position` does. */
   async look(queue: WaitingQueue): Promise<Position | null> {
     const ticket = ++this.#started;
+    const startedAt = performance.now(); // the pace counts from the look's start: a slow answer does not slow it down
     this.dueAt = Number.POSITIVE_INFINITY;
     let position: Position;
     try {
@@ -83,7 +84,7 @@ export class MemberStream implements MemberStreamHandle {
     }
     if (this.closed || ticket < this.#applied) return null;
     this.#applied = ticket;
-    if (ticket === this.#started) this.dueAt = performance.now() + Math.min(position.pollingIntervalSeconds * 1000, SLOWEST_LOOK_MS);
+    if (ticket === this.#started) this.dueAt = startedAt + Math.min(position.pollingIntervalSeconds * 1000, SLOWEST_LOOK_MS);
     this.rank = position.status === 'WAITING' ? position.rank : null;
     this.#tell(position);
     return position;
