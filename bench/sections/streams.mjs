@@ -4,9 +4,13 @@
 // step a second at 10/s: every waiting member's place changes at each step.
 //
 // Per phase (N = 1,000 and 10,000 streams), over `phaseSeconds`:
-//   - delivery: for each step and each open stream, the time from just before the step's
-//     admit() call to the stream's next event (one not in by the next step is counted late, and
-//     its delivery is timed from the earlier step);
+//   - delivery: each event a stream receives shows the outcome of some step (its rank, or
+//     READY: the members admitted so far, counted from its first event); the first event that
+//     shows a step is timed from just before that step's admit() call to its arrival. A member
+//     near the head is told every step; a member further back at its polling pace, so its
+//     events show only some steps (each is timed from the step it shows);
+//   - the gap between a stream's consecutive events (p99: how long a member further back goes
+//     untold, about its polling interval) and the events per member-minute;
 //   - Redis commands per second (INFO commandstats: script calls, and every command run);
 //   - the instance's CPU (process.cpuUsage) per member-minute;
 //   - memory per stream: the instance's RSS and heap after a GC, before and after opening them.
@@ -43,10 +47,10 @@ async function startInstance(url, name) {
       child.once('message', resolve);
       child.send(message);
     });
-  // Disconnecting lets it exit by itself (and write a CPU profile); killed if it does not within 5 s.
+  // Disconnecting lets it exit by itself (and write a CPU profile); killed if it does not within 5 s (60 s while profiling: a large profile takes long to write).
   const stop = () => {
     child.disconnect();
-    setTimeout(() => child.kill(), 5000).unref();
+    setTimeout(() => child.kill(), profile.length > 0 ? 60_000 : 5000).unref();
   };
   return { port, ask, stop };
 }
@@ -60,13 +64,22 @@ async function startPhase(url, redisClient, name, size) {
   return { instance, admitter, members };
 }
 
-/** Opens one stream; tracks when its events arrive. */
+/** Opens one stream; each event (its name, the position's rank, when it arrived) goes to onEvent. */
 function openStream(port, member, onEvent) {
-  const stream = { open: true, pendingSince: null, req: null };
+  const stream = { open: true, req: null, events: [] };
+  let buffered = '';
   stream.req = request({ host: '127.0.0.1', port, path: '/queue/events', headers: { 'x-member': member, accept: 'text/event-stream' }, agent: false }, (res) => {
     res.setEncoding('utf8');
     res.on('data', (chunk) => {
-      if (chunk.includes('event: ')) onEvent(stream, performance.now());
+      const at = performance.now();
+      buffered += chunk;
+      const blocks = buffered.split('\n\n');
+      buffered = blocks.pop();
+      for (const block of blocks) {
+        const event = /^event: (\w+)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (event && data) onEvent(stream, { event, rank: JSON.parse(data).rank, at });
+      }
     });
     res.on('close', () => (stream.open = false));
   });
@@ -75,19 +88,43 @@ function openStream(port, member, onEvent) {
   return stream;
 }
 
+/**
+ * The deliveries of a phase: for each stream, from its first event (rank r0, before any step),
+ * each later event shows the members admitted so far (r0 - rank, or r0 + 1 for READY), hence
+ * the first step whose running count reached that; the first event to show a step is timed
+ * from that step's start. Also the gaps between a stream's events during the steps.
+ */
+function deliveriesOf(streams, stepStarts, admittedAfter, t0, tEnd) {
+  const latencies = [];
+  const gaps = [];
+  let events = 0;
+  for (const s of streams) {
+    const [first, ...later] = s.events;
+    if (!first || first.rank === null || first.rank === undefined) continue;
+    let shown = -1;
+    let previousAt = null;
+    for (const e of later) {
+      if (e.at < t0 || e.at > tEnd) continue;
+      events++;
+      if (previousAt !== null) gaps.push(e.at - previousAt);
+      previousAt = e.at;
+      const admitted = e.event === 'ready' ? first.rank + 1 : first.rank - e.rank;
+      const step = admittedAfter.findIndex((count) => count >= admitted);
+      if (step <= shown || step < 0) continue;
+      shown = step;
+      latencies.push(e.at - stepStarts[step]);
+    }
+  }
+  return { latencies: latencies.sort((a, b) => a - b), gaps: gaps.sort((a, b) => a - b), events };
+}
+
 async function streamsPhase({ url, redisClient, size, phaseSeconds, log }) {
   const { instance, admitter, members } = await startPhase(url, redisClient, `streams-${size}`, size);
   const before = (await instance.ask({ memory: true })).memory;
-  const latencies = [];
-  let late = 0;
   let firstEvents = 0;
-  const onEvent = (stream, at) => {
-    if (!stream.seen) {
-      stream.seen = true;
-      firstEvents++;
-    }
-    if (stream.pendingSince !== null) latencies.push(at - stream.pendingSince);
-    stream.pendingSince = null;
+  const onEvent = (stream, event) => {
+    if (stream.events.length === 0) firstEvents++;
+    stream.events.push(event);
   };
   const streams = [];
   for (let i = 0; i < size; i += 200) {
@@ -99,32 +136,32 @@ async function streamsPhase({ url, redisClient, size, phaseSeconds, log }) {
   const cpu0 = (await instance.ask({ cpu: true })).cpu;
   const stats0 = await commandStats(redisClient);
   const t0 = performance.now();
-  let steps = 0;
+  const stepStarts = [];
+  const admittedAfter = [];
+  let admitted = 0;
   while (performance.now() - t0 < phaseSeconds * 1000) {
     const at = performance.now();
-    for (const s of streams) {
-      // Not told of the last step before this one: late, and its delivery counts from that step.
-      if (s.pendingSince !== null && s.open) late++;
-      else s.pendingSince = s.open ? at : null;
-    }
-    await admitter.admit();
-    steps++;
+    stepStarts.push(at);
+    admitted += (await admitter.admit()).length;
+    admittedAfter.push(admitted);
     await sleep(Math.max(0, at + STEP_MS - performance.now()));
   }
-  const seconds = (performance.now() - t0) / 1000;
+  const tEnd = performance.now();
+  const seconds = (tEnd - t0) / 1000;
   const cpuMs = ((await instance.ask({ cpu: true })).cpu - cpu0) / 1000;
   const commands = countCommands(diffStats(stats0, await commandStats(redisClient)));
   for (const s of streams) s.req.destroy();
   instance.stop();
-  latencies.sort((a, b) => a - b);
+  const { latencies, gaps, events } = deliveriesOf(streams, stepStarts, admittedAfter, t0, tEnd);
   const open = streams.filter((s) => s.open).length;
   const result = {
     streams: size,
-    steps,
+    steps: stepStarts.length,
     seconds: round(seconds, 1),
     deliveries: latencies.length,
-    late,
     deliveryMs: { p50: round(quantileSorted(latencies, 0.5), 1), p99: round(quantileSorted(latencies, 0.99), 1), max: round(latencies.at(-1) ?? 0, 1) },
+    gapBetweenEventsMs: { p50: round(quantileSorted(gaps, 0.5), 1), p99: round(quantileSorted(gaps, 0.99), 1), max: round(gaps.at(-1) ?? 0, 1) },
+    eventsPerMemberMinute: round((events / size / seconds) * 60, 2),
     redisScriptsPerSecond: round(commands.scripts / seconds, 1),
     redisCommandsPerSecond: round(commands.all / seconds, 1),
     cpuMsPerSecond: round(cpuMs / seconds, 1),
@@ -133,7 +170,8 @@ async function streamsPhase({ url, redisClient, size, phaseSeconds, log }) {
     stillOpen: open,
   };
   log(
-    `  ${size} streams: ${steps} steps, delivery p50 ${result.deliveryMs.p50} ms p99 ${result.deliveryMs.p99} ms (late ${late}), ` +
+    `  ${size} streams: ${result.steps} steps, delivery p50 ${result.deliveryMs.p50} ms p99 ${result.deliveryMs.p99} ms (${latencies.length} timed), ` +
+      `gap between events p99 ${result.gapBetweenEventsMs.p99} ms, ${result.eventsPerMemberMinute} events per member-minute, ` +
       `Redis ${result.redisScriptsPerSecond} scripts/s ${result.redisCommandsPerSecond} commands/s, instance CPU ${result.cpuMsPerSecond} ms/s ` +
       `(${result.cpuMsPerMemberMinute} ms per member-minute), ${result.memoryPerStream.rssBytes} B RSS / ${result.memoryPerStream.heapBytes} B heap per stream`,
   );

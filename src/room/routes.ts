@@ -22,6 +22,9 @@ export const ROOM_ROUTES = [
   { method: 'POST', path: '/room', action: 'join' },
   { method: 'GET', path: '/room.css', action: 'style' },
   { method: 'GET', path: '/room.js', action: 'script' },
+  // The page's URLs are relative (`events`, `position`, `room.js`): under `/room/` they would
+  // name `/room/events`. Frameworks that match `/room/` as `/room` (Express) get the same answer.
+  { method: 'GET', path: '/room/', action: 'slash' },
 ] as const;
 
 export type RoomAction = (typeof ROOM_ROUTES)[number]['action'];
@@ -83,6 +86,7 @@ export function createRoom(queue: WaitingQueue, page: RoomPage, { gate, identity
     async run(action, request) {
       if (action === 'style') return style;
       if (action === 'script') return script;
+      if (action === 'slash' || (action === 'room' && pathOf(request.url).endsWith('/'))) return toRoomWithoutSlash(request.url);
       const lang = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '').get('lang');
       const locale = negotiateLocale(lang, requestHeader(request.req, 'accept-language'), available, page.defaultLocale);
       const base = {
@@ -115,6 +119,20 @@ export function createRoom(queue: WaitingQueue, page: RoomPage, { gate, identity
       return html(200, state, { position, commitment: position.opensAt === null ? null : await commitment() }, result.headers);
     },
   };
+}
+
+/** The path of a URL or of a path with a query. */
+function pathOf(url: string): string {
+  return url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '').replace(/[?#].*$/s, '');
+}
+
+/**
+ * `GET <prefix>/room/` → 308 to `<prefix>/room` with the same query, as a relative
+ * Location (`../room`), so it stays right behind a proxy that rewrites the prefix.
+ */
+function toRoomWithoutSlash(url: string): RoomResult {
+  const query = /\?[^#]*/.exec(url)?.[0] ?? '';
+  return { status: 308, headers: { location: `../room${query}`, 'cache-control': 'no-store' }, body: '' };
 }
 
 /** A refused read or enter as a page: a challenge to solve, a closed queue, a place held under another member id, or a problem. */

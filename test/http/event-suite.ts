@@ -106,6 +106,89 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
       }
     });
 
+    // Pacing (nearHeadRank): below max(the fastest tier's belowRank, 2 × admitBurst) every step, further back at the member's polling pace.
+    const paced = (farSeconds: number): Partial<WaitingQueueOptions> => ({
+      admitRatePerSecond: 1,
+      admitBurst: 1,
+      abandonAfterSeconds: null,
+      pollingIntervals: [
+        { belowRank: 3, seconds: 1 },
+        { seconds: farSeconds },
+      ],
+    });
+
+    it('tells a member near the head every admission step', async () => {
+      const { app, queue, events, call, advance } = await setup({}, paced(60));
+      try {
+        for (const member of ['a', 'b', 'c']) await call('POST', '/queue/enter', member);
+        const c = await events('c');
+        try {
+          expect(await c.nextEvent()).toMatchObject({ event: 'position', data: { rank: 2 } });
+          for (const rank of [1, 0]) {
+            advance(1000); // a token for the next step
+            expect(await queue.admit()).toHaveLength(1);
+            expect(await c.nextEvent()).toMatchObject({ event: 'position', data: { rank } });
+          }
+          advance(1000);
+          await queue.admit();
+          expect(await untilReady(c)).toMatchObject({ event: 'ready', data: { status: 'READY' } });
+        } finally {
+          c.close();
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('tells a member further back its new place at its polling pace, not at every step', async () => {
+      const { app, queue, events, call, advance } = await setup({}, paced(3));
+      try {
+        for (const member of ['a', 'b', 'c', 'd', 'e', 'f']) await call('POST', '/queue/enter', member);
+        const [c, f] = [await events('c'), await events('f')];
+        try {
+          expect(await c.nextEvent()).toMatchObject({ event: 'position', data: { rank: 2 } });
+          expect(await f.nextEvent()).toMatchObject({ event: 'position', data: { rank: 5, pollingIntervalSeconds: 3 } });
+          for (const rank of [1, 0]) {
+            advance(1000);
+            expect(await queue.admit()).toHaveLength(1);
+            expect(await c.nextEvent()).toMatchObject({ event: 'position', data: { rank } }); // the step's round has run
+          }
+          // Both steps in one event, within about its 3 s polling interval (the bound only stops a hang).
+          expect(await f.nextEvent()).toMatchObject({ event: 'position', data: { rank: 3 } });
+        } finally {
+          c.close();
+          f.close();
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('tells READY at once, and a change of the controls to every member, even one whose polling pace is a minute', async () => {
+      // admitBurst 2: ranks below 4 see every step, though only rank 0 is in the 1 s tier.
+      const { app, queue, events, call, advance } = await setup({}, { ...paced(60), admitBurst: 2, pollingIntervals: [{ belowRank: 1, seconds: 1 }, { seconds: 60 }] });
+      try {
+        for (const member of ['a', 'b', 'c', 'd', 'e', 'f']) await call('POST', '/queue/enter', member);
+        const [b, f] = [await events('b'), await events('f')];
+        try {
+          expect(await b.nextEvent()).toMatchObject({ event: 'position', data: { rank: 1, pollingIntervalSeconds: 60 } });
+          expect(await f.nextEvent()).toMatchObject({ event: 'position', data: { rank: 5, pollingIntervalSeconds: 60 } });
+          advance(2000);
+          expect(await queue.admit()).toHaveLength(2);
+          expect(await untilReady(b)).toMatchObject({ event: 'ready', data: { status: 'READY' } }); // well before its 60 s pace
+          await queue.setControls({ mode: 'paused', message: 'Back soon' });
+          let item = await f.nextEvent();
+          while (item?.event === 'position' && (item.data as Position).queueMode !== 'paused') item = await f.nextEvent();
+          expect(item).toMatchObject({ event: 'position', data: { queueMode: 'paused', message: 'Back soon' } });
+        } finally {
+          b.close();
+          f.close();
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
     it('answers 401 without a member, 400 for a bad member id, and 503 with Retry-After past maxStreams', async () => {
       const { app, events, call } = await setup({ maxStreams: 1 });
       try {

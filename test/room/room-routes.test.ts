@@ -101,6 +101,21 @@ describe.each(Object.keys(PASS_APPS))('the waiting page on %s', (name) => {
     expect((await call('POST', '/queue/enter', { 'x-member': 'carol' })).status).toBe(200);
   });
 
+  it('redirects <prefix>/room/ to <prefix>/room (308, query kept): the page\'s relative URLs name the queue routes', async () => {
+    const queue = newQueue();
+    app = await PASS_APPS[name]!(queue);
+    for (const [path, location] of [
+      ['/queue/room/', '../room'],
+      ['/queue/room/?lang=ja', '../room?lang=ja'],
+    ]) {
+      const slash = await call('GET', path!, { 'x-member': 'erin' });
+      expect(slash.status).toBe(308);
+      expect(slash.headers.get('location')).toBe(location);
+      expect(new URL(location!, app.url + path).pathname).toBe('/queue/room');
+    }
+    expect((await call('GET', '/queue/room', { 'x-member': 'erin' })).status).toBe(200);
+  });
+
   it('answers 401 as a page without a member, and shows a closed queue to a newcomer', async () => {
     const queue = newQueue();
     app = await PASS_APPS[name]!(queue);
@@ -124,6 +139,8 @@ describe('the waiting page on NestJS with Fastify', () => {
       expect((await call('POST', '/queue/room')).status).toBe(303);
       expect(await (await call('GET', '/queue/room')).text()).toContain('You are number 1 in line');
       expect((await call('GET', '/queue/room.css')).headers.get('content-type')).toMatch(/^text\/css/);
+      // Fastify under Nest matches no trailing slash: no page answers there whose relative URLs would go astray.
+      expect((await call('GET', '/queue/room/')).status).toBe(404);
       await queue.admit();
       const ready = await call('GET', '/queue/room');
       expect(ready.status).toBe(303);

@@ -30,6 +30,7 @@ let server: Server;
 let base: string;
 const queues = new Map<string, WaitingQueue>();
 const cspViolations: string[] = [];
+const flaky = { refuse: true, attempts: 0 };
 
 /** A queue of its own under /q/<name>/, with the page (no redirect: the ready state is shown) and an order route. */
 function mount(app: express.Express, name: string, pollSeconds: number, extra: Partial<Parameters<typeof queueRoutes>[1]> = {}): void {
@@ -48,6 +49,13 @@ beforeAll(async () => {
   for (const name of ['waiting', 'paused', 'countdown', 'closed', 'ready']) mount(app, name, 60);
   mount(app, 'live', 0.5, { maxStreams: 0 }); // every stream refused (503): the page polls
   mount(app, 'stream', 60); // a minute between polls: a change within seconds came by the stream
+  // Its streams refused while `flaky.refuse` holds (as a full or restarting instance refuses them).
+  app.get('/q/flaky/events', (_req, res, next) => {
+    flaky.attempts++;
+    if (!flaky.refuse) return next();
+    res.status(503).set('retry-after', '1').json({ error: { code: 'TOO_MANY_STREAMS', message: 'full' } });
+  });
+  mount(app, 'flaky', 60);
   mount(app, 'gated', 0.5, { gate: powGate({ hmacKey: 'e2e-room-hmac-key-0123456789', difficulty: 2000 }) });
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -192,6 +200,22 @@ describe('the waiting page in Chromium', () => {
     await queue.leave('ahead-1');
     await queue.admit();
     await expect.poll(() => slot(page, 'place-line'), { timeout: 20_000 }).toBe('You are number 39 in line');
+    await context.close();
+  });
+
+  it('opens the event stream again after a failure, with a backoff, polling meanwhile', async () => {
+    const queue = queues.get('flaky')!;
+    for (let i = 0; i < 5; i++) await queue.enter(`ahead-${i}`);
+    const { page, context } = await visit('flaky', 'gus', { lang: 'en', js: true });
+    await expect.poll(() => slot(page, 'place-line')).toBe('You are number 6 in line');
+    await expect.poll(() => flaky.attempts, { timeout: 20_000 }).toBeGreaterThanOrEqual(2); // refused, then tried again
+    flaky.refuse = false;
+    const refused = flaky.attempts;
+    await expect.poll(() => flaky.attempts, { timeout: 30_000 }).toBeGreaterThan(refused); // the next attempt opens it
+    // Polls are a minute apart here: the new place within the bound comes by the reopened stream.
+    await queue.leave('ahead-0');
+    await queue.admit();
+    await expect.poll(() => slot(page, 'place-line'), { timeout: 20_000 }).toBe('You are number 4 in line');
     await context.close();
   });
 

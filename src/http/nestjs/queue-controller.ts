@@ -94,7 +94,8 @@ export function createQueueController(routesPrefix: string, withRoom: boolean): 
     Res()(prototype, route.action, 1);
     decorateMethod(prototype, route.action, MAPPINGS[route.method](route.path.replace(/^\//, '')));
   }
-  for (const route of withRoom ? ROOM_ROUTES : []) {
+  // Nest drops a path's trailing slash: `room/` would declare `room` twice (the page's answer to `room/` redirects all the same).
+  for (const route of withRoom ? ROOM_ROUTES.filter((r) => r.action !== 'slash') : []) {
     const name = `room_${route.action}`;
     Object.defineProperty(prototype, name, {
       value(this: WaitgateQueueController, request: PlatformRequest, response: unknown) {

@@ -8,6 +8,7 @@ import { isPowChallenge, solvePowChallenge } from '../../client/pow.js';
 import type { Position } from '../../types.js';
 import type { RoomTexts } from '../en.js';
 import { formatCountdown, viewOf, type RoomState } from '../view.js';
+import { reconnectDelayMs } from './reconnect.js';
 
 /** Announcements of an unchanged state come at most this often (SPEC §16: once a minute). */
 const ANNOUNCE_EVERY_MS = 60_000;
@@ -25,6 +26,9 @@ function start(root: HTMLElement): void {
   let pollTimer: ReturnType<typeof setTimeout> | undefined;
   let tickTimer: ReturnType<typeof setTimeout> | undefined;
   let stream: EventSource | null = null;
+  /** Stream failures since the last event came through it, and the timer of the next attempt. */
+  let streamFailures = 0;
+  let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   let done = false;
 
   const slot = (name: string) => root.querySelector<HTMLElement>(`[data-slot="${name}"]`);
@@ -51,6 +55,7 @@ function start(root: HTMLElement): void {
     done = true;
     clearTimeout(pollTimer);
     clearTimeout(tickTimer);
+    clearTimeout(reconnectTimer);
     stream?.close();
   }
 
@@ -106,19 +111,30 @@ function start(root: HTMLElement): void {
     if (!stream) schedulePoll(position?.pollingIntervalSeconds ?? 5);
   }
 
-  /** The event stream while it is open; polling when it fails (absent, full: 503, or cut). */
+  /**
+   * The event stream while it is open; polling while it is not (absent, full: 503, or cut),
+   * and another attempt after a backoff (reconnect.ts). The browser's own retry is not left
+   * to run: it gives up on a refusal, and it would retry a cut stream without polling meanwhile.
+   */
   function follow(): void {
+    if (done) return;
     if (typeof EventSource !== 'function') return schedulePoll(position?.pollingIntervalSeconds ?? 1);
     const source = new EventSource('events');
     stream = source;
-    const onData = (event: MessageEvent<string>) => update(JSON.parse(event.data) as Position);
+    const onData = (event: MessageEvent<string>) => {
+      streamFailures = 0; // an event came through: the next failure starts the backoff afresh
+      update(JSON.parse(event.data) as Position);
+    };
     source.addEventListener('position', onData);
     source.addEventListener('ready', onData);
     source.onopen = () => clearTimeout(pollTimer);
     source.onerror = () => {
       source.close();
-      if (stream === source) stream = null;
+      if (stream !== source || done) return;
+      stream = null;
       schedulePoll(position?.pollingIntervalSeconds ?? 1);
+      clearTimeout(reconnectTimer);
+      reconnectTimer = setTimeout(follow, reconnectDelayMs(streamFailures++));
     };
     schedulePoll(position?.pollingIntervalSeconds ?? 1); // until the stream opens
   }
