@@ -30,8 +30,18 @@ export interface StreamKeeper {
  */
 export const SLOWEST_LOOK_MS = 5000;
 
-/** A look that failed (the store is down) is tried again after this long, not at the member's full pace. */
+/**
+ * A look that failed (the store is down) is tried again after 1 s, then 2, 4, ... up to 30 s
+ * while it keeps failing, each ±50%: during an outage an instance's streams back off as polling
+ * clients do on a 503, instead of asking the store for every stream every second in step.
+ */
 const RETRY_LOOK_MS = 1000;
+const SLOWEST_RETRY_MS = 30_000;
+
+/** The wait before the next look after `failures` failed looks in a row (1, 2, ...). */
+export function retryDelayMs(failures: number, random: () => number = Math.random): number {
+  return Math.min(SLOWEST_RETRY_MS, RETRY_LOOK_MS * 2 ** (failures - 1)) * (0.5 + random());
+}
 
 /** One SSE event: its name and the JSON of the position, on one `data:` line. */
 export function sseEvent(event: 'position' | 'ready', position: Position | string): string {
@@ -55,6 +65,7 @@ export class MemberStream implements MemberStreamHandle {
   #started = 0;
   #applied = 0;
   #lastJson = '';
+  #failures = 0; // failed looks in a row
   lastWriteAt = performance.now();
   /** When this member is due for a look at its polling pace, at most SLOWEST_LOOK_MS away (performance.now()); +Infinity while a look is under way. */
   dueAt = 0;
@@ -79,9 +90,11 @@ export class MemberStream implements MemberStreamHandle {
     try {
       position = await queue.position(this.memberId);
     } catch (error) {
-      if (ticket === this.#started) this.dueAt = performance.now() + RETRY_LOOK_MS;
+      this.#failures++;
+      if (ticket === this.#started) this.dueAt = performance.now() + retryDelayMs(this.#failures);
       throw error;
     }
+    this.#failures = 0;
     if (this.closed || ticket < this.#applied) return null;
     this.#applied = ticket;
     if (ticket === this.#started) this.dueAt = startedAt + Math.min(position.pollingIntervalSeconds * 1000, SLOWEST_LOOK_MS);
