@@ -22,6 +22,7 @@ export {
   StoreUnavailableError,
   QueueStateLostError,
   QueueClosedError,
+  CodeInvalidError,
   isWaitgateError,
   type EntryTokenErrorCode,
 } from './errors.js';
@@ -35,6 +36,7 @@ export type { EntryPassKeys, EntryPassJwk } from './pass/verify.js';
 export { drawOrder, type QueueControls, type ControlsPatch, type QueueMode } from './controls.js';
 export { CONTROLS_LOG_CAP, STOCK_ACTOR, type ControlsLogEntry, type SetControlsOptions } from './controls-log.js';
 export type { DrawReport } from './draw-report.js';
+export type { Lane, LaneStats } from './types.js';
 // For custom stores: the Store interface and what it exchanges with WaitingQueue.
 export type {
   Store,

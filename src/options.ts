@@ -8,6 +8,7 @@ import type { PositionCacheOptions } from './position-cache.js';
 import type { Store } from './store/store.js';
 import { PassSigner } from './signing/pass-signer.js';
 import { loadSigningKeys, signingSchema, type SigningOptions } from './signing/keys.js';
+import { lanesSchema, type Lane } from './lanes.js';
 
 export type { PollingTier } from './types.js';
 
@@ -92,6 +93,8 @@ export interface WaitingQueueOptions {
    * exceed the rate or the cap. `setControls({ safetyNet })` overrides it for every instance. Default false.
    */
   safetyNet?: boolean;
+  /** Lanes for invite codes (SPEC §17), each with its share of every admission step (the shares add up to at most 1). Default none. */
+  lanes?: readonly Lane[];
 }
 
 export type { AdmissionOptions, ControlLimits } from './types.js';
@@ -123,6 +126,7 @@ export interface QueueConfig {
   signer: PassSigner | null;
   limits: Readonly<ControlLimits>;
   safetyNet: boolean;
+  lanes: readonly Lane[];
 }
 
 export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
@@ -219,6 +223,7 @@ const optionsSchema = z
       })
       .default({}),
     safetyNet: z.boolean().default(false),
+    lanes: lanesSchema.default([]),
   })
   .superRefine((options, ctx) => {
     // A member polling at its interval must never look silent: the slowest interval
@@ -312,6 +317,7 @@ export function parseQueueOptions(options: unknown): QueueConfig {
     signer: parsed.signing ? new PassSigner(loadSigningKeys(parsed.signing), parsed.name, Math.round(parsed.entryTokenTtlSeconds * 1000)) : null,
     limits: Object.freeze({ ...parsed.limits }),
     safetyNet: parsed.safetyNet,
+    lanes: Object.freeze(parsed.lanes.map((lane) => Object.freeze({ ...lane }))),
   };
 }
 

@@ -23,6 +23,7 @@ import { signedAdmissions, signedPosition, storeTokenOf, type EntryPassKeys } fr
 import { REVOCATION_RETAIN_MS, storeThat } from './store-capability.js';
 import { readDrawReport, type DrawReport } from './draw-report.js';
 import { STORE_CALL_CHANNEL, StoreCalls, type StoreCallMessage as StoreCallMessageOf } from './store-calls.js';
+import { addCodes, enterCode, type AddCodesOptions } from './invite-codes.js';
 
 export { REPORT_ERROR, STORE_CALL_CHANNEL };
 export type { Listener, RecoveryNotice, SettledClaim, WaitingQueueEvents };
@@ -90,16 +91,20 @@ export class WaitingQueue {
 
   /**
    * Joins the queue unless the member is already waiting or holds a token; then it
-   * changes nothing (the rank is kept). Safe to retry.
+   * changes nothing (the rank is kept, a `code` is neither checked nor spent). Safe to retry.
+   * With `code` (an invite code, see {@link addCodes}) a new member joins the code's lane,
+   * spending one use in the same atomic step.
    * @returns the position after the call.
-   * @throws {@link InvalidMemberIdError} before any store call; {@link StoreUnavailableError}.
+   * @throws {@link InvalidMemberIdError} before any store call; {@link CodeInvalidError} for an
+   *   unknown or spent code (nothing written); {@link StoreUnavailableError}.
    */
-  async enter(memberId: MemberId): Promise<Position> {
+  async enter(memberId: MemberId, options?: { code?: string | null }): Promise<Position> {
     const id = normalizeMemberId(memberId);
+    const code = enterCode(options);
     const hintedHead = presenceHeadOf(this.#config, this.#lastControls);
-    let snapshot = await this.#enter(id, entersWithToken(this.#config, this.#lastControls), hintedHead);
+    let snapshot = await this.#enter(id, entersWithToken(this.#config, this.#lastControls), hintedHead, code);
     // Passthrough began since this instance last looked: again, with a token to issue at once.
-    if (snapshot.needsToken) snapshot = await this.#enter(id, true, hintedHead);
+    if (snapshot.needsToken) snapshot = await this.#enter(id, true, hintedHead, code);
     if (snapshot.joined) {
       this.#presence?.forget(id); // a new place: its next poll near the head is a sign of life at once
       if (this.#events.heard('entered')) this.#events.emit('entered', { memberId: id, status: snapshot.status === 'READY' ? 'READY' : 'WAITING' });
@@ -124,10 +129,11 @@ export class WaitingQueue {
   }
 
   /** One enter call, with a fresh token for passthrough or the safety net when `withToken`. */
-  #enter(id: string, withToken: boolean, presenceHead: number | undefined): Promise<MemberSnapshot> {
+  #enter(id: string, withToken: boolean, presenceHead: number | undefined, code: string | undefined): Promise<MemberSnapshot> {
     const notAfter = performance.now() + this.#config.operationTimeoutMs;
     const c = this.#config;
-    const options = withToken ? { notAfter, presenceHead, token: newEntryToken(), tokenTtlMs: c.entryTokenTtlMs, safetyNet: safetyNetRequest(c) } : { notAfter, presenceHead };
+    const base = code === undefined ? { notAfter, presenceHead } : { notAfter, presenceHead, code };
+    const options = withToken ? { ...base, token: newEntryToken(), tokenTtlMs: c.entryTokenTtlMs, safetyNet: safetyNetRequest(c) } : base;
     return this.#calls.call('enter', (s) => s.enter(this.name, id, options));
   }
 
@@ -149,6 +155,8 @@ export class WaitingQueue {
 
   /** After a shuffled opening: the cohort's salted hashes in entry order, the chain head and length, and the seed (docs/fair-entry.md). */
   drawReport = async (): Promise<DrawReport> => readDrawReport(storeThat(this.#store, ['cohort'], 'keep a cohort'), this.name, await this.controls());
+  /** Stores invite codes of one of the `lanes` option's lanes, each good for `uses` entries (default 1); a code already stored is kept as is. @returns how many were added. */
+  addCodes = (lane: string, codes: readonly string[], options?: AddCodesOptions): Promise<number> => addCodes(this.#controlsHost, lane, codes, options);
   /** The controls in force: those set through `setControls`, and this instance's options for the fields never set. */
   async controls(): Promise<QueueControls> {
     return readControls(this.#controlsHost);
@@ -373,9 +381,7 @@ export class WaitingQueue {
 
   /** The public Position of a snapshot; a poll answered (`polled`: the member) is a sign of life. */
   #position(snapshot: MemberSnapshot, polled?: string): Position {
-    if (snapshot.controls) {
-      this.#lastControls = snapshot.controls;
-    }
+    if (snapshot.controls) this.#lastControls = snapshot.controls;
     if (polled !== undefined)
       this.#presence?.notePoll(polled, snapshot, presenceHeadOf(this.#config, snapshot.controls), this.#config.pickupTimeoutMs !== null);
     return buildPosition(snapshot, this.#config, this.#config.pollingIntervals);

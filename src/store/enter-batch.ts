@@ -13,6 +13,8 @@ export interface EnterArgs {
   passthrough: string | null;
   /** The caller's safety net, '|option|rate|burst|maxActive' (lua/includes/safetyNet.lua), or ''. */
   net: string;
+  /** An invite code, or null. */
+  code: string | null;
 }
 
 /** One enter, its deadline already on Redis's clock (undefined for none). */
@@ -21,13 +23,13 @@ export function enterArgs(memberId: string, notAfter: number | undefined, option
   const passthrough = options.token !== undefined && options.tokenTtlMs !== undefined ? `|${options.tokenTtlMs}|${head}|${options.token}` : null;
   const n = options.safetyNet;
   const net = n && passthrough !== null ? `|${n.option ? 1 : 0}|${n.ratePerSecond}|${n.burst ?? -1}|${n.maxActive ?? -1}` : '';
-  return { id: memberId, notAfter: notAfter ?? '', head, passthrough, net };
+  return { id: memberId, notAfter: notAfter ?? '', head, passthrough, net, code: options.code ?? null };
 }
 
 /**
  * The script's ARGV after the generation: the batch's presence head (the first member's),
  * with the safety net of the first member that sent one (the members of a batch come from one instance), then two values per member: its id, and its deadline, or 'notAfter|ttl|head|token' with
- * a token or a presence head of its own.
+ * a token or a presence head of its own; with an invite code, '#code|' before it.
  */
 export function encodeEnters(batch: readonly EnterArgs[]): Array<string | number> {
   const head = batch[0]!.head;
@@ -36,7 +38,8 @@ export function encodeEnters(batch: readonly EnterArgs[]): Array<string | number
   for (let i = 0, at = 1; i < batch.length; i++) {
     const e = batch[i]!;
     args[at++] = e.id;
-    args[at++] = e.passthrough !== null ? `${e.notAfter}${e.passthrough}` : e.head === head ? e.notAfter : `${e.notAfter}||${e.head}|`;
+    const value = e.passthrough !== null ? `${e.notAfter}${e.passthrough}` : e.head === head ? e.notAfter : `${e.notAfter}||${e.head}|`;
+    args[at++] = e.code === null ? value : `#${e.code}|${value}`;
   }
   return args;
 }

@@ -24,6 +24,10 @@ export interface QueueKeys {
   revoked: string;
   /** list: the audit trail of the controls, newest first, capped (lua/includes/controlsLog.lua). */
   log: string;
+  /** zset member -> laneIndex * 2^40 + entry sequence: the members who entered with an invite code (lua/includes/lanes.lua). */
+  lanes: string;
+  /** hash code -> "<lane>|<uses left>": invite codes (queue.addCodes). */
+  codes: string;
 }
 
 /** The hash tag shared by a queue's keys: `{<prefix>:<name>}`. In Redis Cluster they all live in its slot. */
@@ -45,5 +49,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     entries: `${tag}:entries`,
     revoked: `${tag}:revoked`,
     log: `${tag}:log`,
+    lanes: `${tag}:lanes`,
+    codes: `${tag}:codes`,
   };
 }

@@ -2,7 +2,8 @@
 // documented in its script's header; the indices live here and nowhere else.
 
 import type { QueueMode } from '../controls.js';
-import { QueueClosedError } from '../errors.js';
+import { CodeInvalidError, QueueClosedError } from '../errors.js';
+import { decodeStatsLanes, withSharedLanes } from './redis-lanes.js';
 import { WAIT_SLOTS, parseWaitSlot } from '../queue-figures.js';
 import { CLAIM_STATUS, POSITION_STATUS } from './status-codes.js';
 import type { MemberInspection } from '../types.js';
@@ -74,6 +75,8 @@ const NEED_TOKEN = -3;
 const LATE = -4;
 /** One member of a batch with malformed arguments: nothing was written for it, the others stand. */
 const BAD_ARGUMENTS = -5;
+/** An invite code that gives no place (lua/enterIfAbsent-9.lua): nothing was written for it. */
+const CODE_INVALID = -6;
 
 /** The error of one member of a batch whose own reply is a LATE or BAD_ARGUMENTS marker, or null. */
 function memberError(script: string, r: Reply): Error | null {
@@ -91,7 +94,17 @@ function memberError(script: string, r: Reply): Error | null {
  */
 export function expandPosition(compact: Reply, shared: Reply): Reply {
   if (compact.length < 6 || Number(compact[0]) < 0) return compact;
-  return [...compact.slice(0, 5), ...shared.slice(0, 1), ...compact.slice(5, 6), ...shared.slice(1), ...compact.slice(6)];
+  return [...compact.slice(0, 5), ...shared.slice(0, 1), ...compact.slice(5, 6), ...shared.slice(1, SHARED_LENGTH), ...compact.slice(6)];
+}
+
+/** The fixed part of sharedReply; the lanes follow it while the queue keeps any (src/store/redis-lanes.ts). */
+export const SHARED_LENGTH = 2 + WINDOW_LENGTH + CONTROLS_LENGTH;
+
+/** A compact member reply of a batch script, decoded with what its call shared (lanes included). */
+export function decodeCompactPosition(compact: Reply, shared: Reply): { snapshot: MemberSnapshot; generation: Value } {
+  const decoded = decodeEnter(expandPosition(compact, shared));
+  withSharedLanes(decoded.snapshot, shared, SHARED_LENGTH);
+  return decoded;
 }
 
 /** What every member's answer of one batch call shares, decoded once for the call. */
@@ -145,11 +158,11 @@ export function decodeEnterBatch(reply: EnterBatchReply, learn: (generation: Val
     const one = reply[i]!;
     if (typeof one === 'number') {
       common ??= decodeShared(shared);
-      replies[i - 2] = leanEnterSnapshot(one, offset, common);
+      replies[i - 2] = withSharedLanes(leanEnterSnapshot(one, offset, common), shared, SHARED_LENGTH);
       continue;
     }
     try {
-      const { snapshot, generation } = decodeEnter(expandPosition(one as Reply, shared));
+      const { snapshot, generation } = decodeCompactPosition(one as Reply, shared);
       if (!snapshot.needsToken) learn(generation, snapshot.now);
       replies[i - 2] = snapshot;
     } catch (error) {
@@ -184,6 +197,7 @@ export function decodeEnter(r: Reply): { snapshot: MemberSnapshot; generation: V
   const error = memberError('enter', r);
   if (error) throw error;
   if (r[0] === QUEUE_CLOSED) throw new QueueClosedError(str(r[1]));
+  if (r[0] === CODE_INVALID && r.length === 1) throw new CodeInvalidError();
   if (r[0] === NEED_TOKEN && r.length === 1) {
     const snapshot: MemberSnapshot = {
       status: 'NOT_ENTERED',
@@ -243,7 +257,7 @@ export function decodeInspect(r: Reply): { inspection: Omit<MemberInspection, 'm
   };
 }
 
-/** lua/stats-4.lua. */
+/** lua/stats-5.lua. */
 const STATS = {
   waiting: 0,
   active: 1,
@@ -259,7 +273,8 @@ const STATS = {
 } as const;
 
 export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value } {
-  return {
+  const lanes = decodeStatsLanes(r, STATS.adaptiveRate + 1, Number(r[STATS.waiting]));
+  const decoded: { stats: StatsSnapshot; generation: Value } = {
     generation: r[STATS.generation],
     stats: {
       waiting: Number(r[STATS.waiting]),
@@ -280,6 +295,8 @@ export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value
       adaptiveRate: num(r[STATS.adaptiveRate]),
     },
   };
+  if (lanes) decoded.stats.lanes = lanes;
+  return decoded;
 }
 
 /** lua/queueSnapshot-2.lua: the fixed part, then (rank, seq) pairs to the end. */

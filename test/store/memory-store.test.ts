@@ -10,6 +10,7 @@ import { describeCohortContract } from '../contract/cohort-contract.js';
 import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStockContract } from '../contract/stock-contract.js';
+import { describeLanesContract } from '../contract/lanes-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { signingWith } from '../support/signing-keys.js';
 import { describeTruthContract } from '../contract/truth-contract.js';
@@ -52,6 +53,13 @@ describeCohortContract('MemoryStore', {
 });
 
 describeStockContract('MemoryStore', {
+  async create() {
+    const clock = fakeClock();
+    return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };
+  },
+});
+
+describeLanesContract('MemoryStore', {
   async create() {
     const clock = fakeClock();
     return { store: new MemoryStore({ now: clock.now }), elapse: clock.elapse };

@@ -23,6 +23,7 @@ import { describeCohortContract } from '../contract/cohort-contract.js';
 import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeStockContract } from '../contract/stock-contract.js';
+import { describeLanesContract } from '../contract/lanes-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { signingWith } from '../support/signing-keys.js';
 import { describeTruthContract } from '../contract/truth-contract.js';
@@ -77,6 +78,12 @@ describeControlsContract('RedisStore', {
 });
 
 describeStockContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeLanesContract('RedisStore', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },

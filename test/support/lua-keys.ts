@@ -48,6 +48,7 @@ export const KEY_POSITIONS: Readonly<Record<string, KeySpec>> = {
       'PERSIST',
       'HGET',
       'HSET',
+      'HSETNX',
       'HDEL',
       'HMGET',
       'HGETALL',

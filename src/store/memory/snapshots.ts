@@ -5,6 +5,8 @@ import type { MemberInspection } from '../../types.js';
 import type { QueueSnapshot, StatsSnapshot } from '../store.js';
 import type { WaitingLine } from '../waiting-line.js';
 import { controlsView, deadlineOf, type QueueState } from './state.js';
+import { laneStats } from '../../lanes.js';
+import { laneWaiting } from './lanes.js';
 
 export function stats(q: QueueState, now: number): StatsSnapshot {
   let active = 0;
@@ -13,8 +15,9 @@ export function stats(q: QueueState, now: number): StatsSnapshot {
     if (deadlineOf(record) > now) active++;
     if (record.claimId !== null && record.claimExp > now) claimed++;
   }
-  return {
-    waiting: q.waiting.size,
+  const waiting = q.waiting.size + laneWaiting(q);
+  const snapshot: StatsSnapshot = {
+    waiting,
     active,
     claimed,
     abandoned: q.totals.abandoned,
@@ -25,6 +28,15 @@ export function stats(q: QueueState, now: number): StatsSnapshot {
     adaptiveRate: q.adaptive?.rate ?? null,
     waitSlots: q.waitSlots.map((slot) => slot && { ...slot, counts: new Map(slot.counts) }),
   };
+  const l = q.lanes;
+  if (l)
+    snapshot.lanes = laneStats(
+      l.lanes,
+      waiting,
+      l.lines.map((line) => line.size),
+      l.usesLeft,
+    );
+  return snapshot;
 }
 
 export function inspect(q: QueueState, now: number, memberId: string): Omit<MemberInspection, 'memberId'> {

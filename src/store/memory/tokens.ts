@@ -8,6 +8,7 @@ import { ORDER_WINDOW_MS } from '../../admission-control.js';
 import type { ClaimRequest, ClaimResult, ConsumeRequest, ReleaseRequest } from '../store.js';
 import { deadlineOf, sameToken, type QueueState, type TokenRecord } from './state.js';
 import { sellOne } from './stock.js';
+import { laneOf } from './lanes.js';
 
 export function claim(q: QueueState, now: number, request: ClaimRequest): ClaimResult {
   const record = q.tokens.get(request.memberId);
@@ -33,7 +34,8 @@ export function consume(q: QueueState, now: number, request: ConsumeRequest): bo
   q.controls = sellOne(before);
   // The last unit: the queue closed itself, recorded in the controls log.
   const c = q.controls;
-  if (c.mode === 'closed' && before.mode !== 'closed') logChange(q, { at: now, actor: STOCK_ACTOR, patch: { mode: 'closed', message: c.message! }, version: c.version });
+  if (c.mode === 'closed' && before.mode !== 'closed')
+    logChange(q, { at: now, actor: STOCK_ACTOR, patch: { mode: 'closed', message: c.message! }, version: c.version });
   if (!record.leaseCounted) q.orders.record(now, settled(record, now, request.leaseMs, false));
   return true;
 }
@@ -59,7 +61,7 @@ function settled(record: TokenRecord, now: number, leaseMs: number | undefined, 
 }
 
 export function leave(q: QueueState, now: number, memberId: string): boolean {
-  const wasWaiting = q.waiting.remove(memberId);
+  const wasWaiting = q.waiting.remove(memberId) || (laneOf(q, memberId)?.line.remove(memberId) ?? false);
   q.seen.delete(memberId);
   const record = q.tokens.get(memberId);
   const hadToken = record !== undefined && deadlineOf(record) > now;
@@ -77,7 +79,7 @@ export function dropToken(q: QueueState, now: number, memberId: string): boolean
 export function touch(q: QueueState, now: number, request: { seen: readonly string[]; pickedUp: readonly string[] }): number {
   let recorded = 0;
   for (const memberId of request.seen) {
-    if (!q.waiting.has(memberId)) continue;
+    if (!q.waiting.has(memberId) && !laneOf(q, memberId)) continue;
     q.seen.set(memberId, now);
     recorded++;
   }
