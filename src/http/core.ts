@@ -14,6 +14,7 @@ import { gateOptionShapes, routeGate, type Gate, type RouteGate } from './gate.j
 import { positionResult, type HttpResult } from './result.js';
 import { pageOptionShape, parsePage, type RoomPage, type RoomPageOptions } from '../room/options.js';
 import { entryTokenOf } from './request-header.js';
+import { enterCodeOf } from './enter-body.js';
 
 export { entryTokenOf };
 import { DEFAULT_MAX_STREAMS, EventHub, type StreamOpening } from './event-stream.js';
@@ -207,7 +208,7 @@ async function memberRoute(
       await queue.leave(id);
       return { status: 204, headers: { ...NO_STORE } };
     }
-    const position = action === 'enter' ? await queue.enter(id) : await queue.position(id);
+    const position = action === 'enter' ? await queue.enter(id, await enterOptions(queue, gated?.req)) : await queue.position(id);
     gated?.gate?.observe(position);
     return positionResult(position);
   } catch (error) {
@@ -215,6 +216,13 @@ async function memberRoute(
     if (result) return result;
     throw error;
   }
+}
+
+/** An enter's invite code, from its body `{ "code": "..." }`; a queue without lanes reads no body (it pays nothing). */
+async function enterOptions(queue: WaitingQueue, req: unknown): Promise<{ code?: string | null } | undefined> {
+  if (req === undefined || queue.config.lanes.length === 0) return undefined;
+  const code = await enterCodeOf(req);
+  return code === undefined ? undefined : { code: code as string };
 }
 
 /** What the guard decided: let the request through with an entry, through without one (fail-open), or answer now. */
