@@ -29,7 +29,7 @@ export function describeLanesContract(label: string, harness: StoreHarness): voi
       await elapse(2);
       return queue.admit();
     };
-    return { queue, make, step };
+    return { queue, make, step, elapse };
   }
 
   async function enterAll(queue: WaitingQueue, members: readonly string[], code?: string) {
@@ -176,6 +176,20 @@ export function describeLanesContract(label: string, harness: StoreHarness): voi
         }
       }
       expect(lastRank.size).toBeGreaterThan(10); // the line grew: members were followed to the end
+    });
+
+    it('presence works in a lane: at its turn a silent lane member is dropped as abandoned, one that polls is admitted', async () => {
+      const { queue, step, elapse } = await setup({ abandonAfterSeconds: 5, pollingIntervals: [{ seconds: 1 }] });
+      await queue.addCodes('vip', ['P'], { uses: 2 });
+      await queue.enter('silent', { code: 'P' });
+      await queue.enter('live', { code: 'P' });
+      await elapse(4000);
+      await queue.position('live'); // a sign of life near the head of its lane
+      await elapse(1500);
+      const admitted = await step();
+      expect(admitted.map((a) => a.memberId)).toEqual(['live']);
+      expect(await queue.position('silent')).toMatchObject({ status: 'NOT_ENTERED' });
+      expect((await queue.stats()).abandoned).toBe(1);
     });
 
     it("a member's estimate uses its lane's share of the rate", async () => {
