@@ -361,7 +361,7 @@ function defaultExactBelowRank(
   return Math.max(queue.largestBelowRank, Math.ceil(Number((1.25 * admittableBetweenRefreshes).toPrecision(12)))) + queue.heldAtHead;
 }
 
-/** The most members one admission step holds at the head (MAX_HELD in lua/popAndIssue-8.lua). */
+/** The most members one admission step holds at the head (MAX_HELD in lua/popAndIssue-9.lua). */
 const MAX_HELD_AT_HEAD = 256;
 
 /**

@@ -1,4 +1,4 @@
-// The arguments of a batch of enters as lua/enterIfAbsent-7.lua takes them (group commit).
+// The arguments of a batch of enters as lua/enterIfAbsent-9.lua takes them (group commit).
 
 import type { EnterOptions } from './store.js';
 

@@ -71,7 +71,7 @@ const CONTROLS_LENGTH = 11;
 /** lua/includes/controls.lua: codes of enter replies that are not a position. */
 const QUEUE_CLOSED = -2;
 const NEED_TOKEN = -3;
-/** One member of a batch that arrived after its deadline (lua/enterIfAbsent-7.lua): nothing was written for it. */
+/** One member of a batch that arrived after its deadline (lua/enterIfAbsent-9.lua): nothing was written for it. */
 const LATE = -4;
 /** One member of a batch with malformed arguments: nothing was written for it, the others stand. */
 const BAD_ARGUMENTS = -5;
@@ -121,7 +121,7 @@ export function decodeShared(shared: Reply): SharedPosition {
 }
 
 /**
- * The lean reply of lua/enterIfAbsent-7.lua for a member its batch joined: the total
+ * The lean reply of lua/enterIfAbsent-9.lua for a member its batch joined: the total
  * waiting right after it joined, alone (it is last: rank total − 1; its entry score is
  * total + `offset`, sent once per call). The snapshots of one call share `shared`'s
  * window and controls objects (nothing writes to a snapshot's parts).
@@ -141,11 +141,11 @@ export function leanEnterSnapshot(total: number, offset: number, shared: SharedP
   };
 }
 
-/** lua/enterIfAbsent-7.lua's reply: the shared part, the lean replies' offset (null for none), then one reply per member. */
+/** lua/enterIfAbsent-9.lua's reply: the shared part, the lean replies' offset (null for none), then one reply per member. */
 export type EnterBatchReply = Array<Reply | number | null>;
 
 /**
- * A batch of enters' replies (lua/enterIfAbsent-7.lua), one snapshot or error per member.
+ * A batch of enters' replies (lua/enterIfAbsent-9.lua), one snapshot or error per member.
  * `learn(generation, now)` is told each answer's generation and Redis time (once for all
  * the lean replies: they share them); not for a `needsToken` answer, which has neither.
  */
@@ -185,7 +185,7 @@ const POSITION = {
   generation: 7,
   window: 8,
   controls: 8 + WINDOW_LENGTH,
-  /** enter only: 1 when the call joined the member (lua/enterIfAbsent-7.lua). */
+  /** enter only: 1 when the call joined the member (lua/enterIfAbsent-9.lua). */
   joined: 8 + WINDOW_LENGTH + CONTROLS_LENGTH,
 } as const;
 
@@ -236,7 +236,7 @@ export function decodePosition(r: Reply): { snapshot: MemberSnapshot; generation
   };
 }
 
-/** lua/inspect-4.lua. */
+/** lua/inspect-5.lua. */
 const INSPECT_STATUS = ['NOT_ENTERED', 'WAITING', 'READY', 'CLAIMED'] as const;
 
 export function decodeInspect(r: Reply): { inspection: Omit<MemberInspection, 'memberId'>; generation: Value } {
@@ -330,7 +330,7 @@ export function decodeQueueSnapshot(r: Reply): { snapshot: QueueSnapshot; genera
   };
 }
 
-/** lua/popAndIssue-8.lua: the fixed part (with the count held), the dropped members (count, ids), then the admitted ones. */
+/** lua/popAndIssue-9.lua: the fixed part (with the count held), the dropped members (count, ids), then the admitted ones. */
 const ADMIT = { expiresAt: 0, active: 1, generation: 2, admittable: 3, held: 4, droppedCount: 5, dropped: 6 } as const;
 
 export function decodeAdmit(r: Reply, tokens: readonly string[]) {

@@ -117,7 +117,7 @@ export interface RedisStoreOptions {
 /** Members per script call with group commit on, unless `groupCommit.maxBatchSize` says otherwise: enters, and the others. */
 export const DEFAULT_MAX_ENTER_BATCH_SIZE = 128;
 export const DEFAULT_MAX_BATCH_SIZE = 64;
-/** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-7.lua, position-3.lua, claimToken-4.lua). */
+/** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-9.lua, position-4.lua, claimToken-4.lua). */
 const MAX_BATCH_SIZE = 256;
 
 const optionsSchema = z
@@ -294,7 +294,7 @@ export class RedisStore implements Store {
 
   async inspect(queue: string, memberId: string): Promise<Omit<MemberInspection, 'memberId'>> {
     const k = this.#keysOf(queue);
-    const { inspection, generation } = decodeInspect(await this.#call(queue, 'inspect', [k.waiting, k.tokens, k.seen, k.meta], [memberId]));
+    const { inspection, generation } = decodeInspect(await this.#call(queue, 'inspect', [k.waiting, k.tokens, k.seen, k.meta, k.lanes], [memberId]));
     this.#generations.learn(queue, generation);
     return inspection;
   }

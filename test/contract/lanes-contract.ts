@@ -55,6 +55,7 @@ export function describeLanesContract(label: string, harness: StoreHarness): voi
         { name: 'default', share: 0.7, waiting: 3, codeUsesLeft: null },
         { name: 'vip', share: 0.3, waiting: 1, codeUsesLeft: 1 },
       ]);
+      expect(await queue.inspect('v')).toMatchObject({ status: 'WAITING', rank: 0, totalWaiting: 4 });
       // A member of a lane leaves like anyone.
       expect(await queue.leave('v')).toBe(true);
       expect(await queue.position('v')).toMatchObject({ status: 'NOT_ENTERED' });

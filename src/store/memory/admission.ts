@@ -63,7 +63,7 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
 
   // Take members from the head until n live members are found; the dead are dropped at
   // no admission cost, the silent for holdSilentAfterMs (not yet abandonAfterMs) are
-  // held: left in place (mirrors lua/popAndIssue-8.lua).
+  // held: left in place (mirrors lua/popAndIssue-9.lua).
   const abandonAfter = request.abandonAfterMs ?? null;
   const tracking = abandonAfter !== null && !passthrough;
   const holdSilent = tracking && (request.holdSilentAfterMs ?? -1) >= 0 ? request.holdSilentAfterMs! : null;
@@ -107,7 +107,7 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
   if (stockLeft !== undefined) q.controls = { ...q.controls, stockAvailable: Math.max(0, stockLeft - active - admitted.length) };
   q.totals.abandoned += abandoned.length;
   q.window = recordAdmissionStep(q.window, admitted.length, waitingBefore, now, request.windowMs, abandoned.length);
-  // The pace of the line (mirrors lua/popAndIssue-8.lua): every step decays it; a step
+  // The pace of the line (mirrors lua/popAndIssue-9.lua): every step decays it; a step
   // that left members waiting adds its moves and the tokens the rate offered since the step before.
   const moved = admitted.length + abandoned.length;
   const counted = q.pace !== null && !passthrough && !standing && waitingBefore > moved;
@@ -122,7 +122,7 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
   return { expiresAt, active: active + admitted.length, admitted, admittable, abandoned, held };
 }
 
-/** Adaptive admission's rate in force, evaluated at most once a second (mirrors lua/popAndIssue-8.lua). */
+/** Adaptive admission's rate in force, evaluated at most once a second (mirrors lua/popAndIssue-9.lua). */
 function adaptiveRate(q: QueueState, now: number, request: AdmitRequest): number {
   const limits = request.adaptive;
   if (!limits) return request.ratePerSecond;

@@ -1,4 +1,4 @@
-// Read-only views of a queue (mirrors lua/stats-4.lua, inspect-4.lua and
+// Read-only views of a queue (mirrors lua/stats-5.lua, inspect-5.lua and
 // queueSnapshot-2.lua): the figures, one member in detail, the shape of the line.
 
 import type { MemberInspection } from '../../types.js';
@@ -6,7 +6,7 @@ import type { QueueSnapshot, StatsSnapshot } from '../store.js';
 import type { WaitingLine } from '../waiting-line.js';
 import { controlsView, deadlineOf, type QueueState } from './state.js';
 import { laneStats } from '../../lanes.js';
-import { laneWaiting } from './lanes.js';
+import { laneOf, laneWaiting } from './lanes.js';
 
 export function stats(q: QueueState, now: number): StatsSnapshot {
   let active = 0;
@@ -41,7 +41,7 @@ export function stats(q: QueueState, now: number): StatsSnapshot {
 
 export function inspect(q: QueueState, now: number, memberId: string): Omit<MemberInspection, 'memberId'> {
   const record = q.tokens.get(memberId);
-  const base = { totalWaiting: q.waiting.size, now, rank: null, tokenExpiresAt: null, leaseExpiresAt: null, pickupBy: null, lastSeenAt: null };
+  const base = { totalWaiting: q.waiting.size + laneWaiting(q), now, rank: null, tokenExpiresAt: null, leaseExpiresAt: null, pickupBy: null, lastSeenAt: null };
   if (record && deadlineOf(record) > now) {
     const claimed = record.claimId !== null && record.claimExp > now;
     return {
@@ -52,7 +52,8 @@ export function inspect(q: QueueState, now: number, memberId: string): Omit<Memb
       pickupBy: record.pickupBy > 0 ? record.pickupBy : null,
     };
   }
-  const rank = q.waiting.rank(memberId);
+  // A member of a lane: its rank counts its own lane.
+  const rank = q.waiting.rank(memberId) ?? laneOf(q, memberId)?.line.rank(memberId) ?? null;
   if (rank === null) return { ...base, status: 'NOT_ENTERED' };
   return { ...base, status: 'WAITING', rank, lastSeenAt: q.seen.get(memberId) ?? null };
 }

@@ -1,6 +1,6 @@
 // What happens to an issued token: claimed for an order, consumed, released, left,
-// picked up (mirrors lua/claimToken-4.lua, consume-6.lua, release-4.lua, leave-6.lua
-// and touchMembers-5.lua).
+// picked up (mirrors lua/claimToken-4.lua, consume-6.lua, release-4.lua, leave-7.lua
+// and touchMembers-6.lua).
 
 import { STOCK_ACTOR } from '../../controls-log.js';
 import { logChange } from './controls-log.js';
