@@ -38,6 +38,12 @@ local parts = {}
 for i, l in ipairs(lanes) do parts[i] = l.name .. '=' .. string.format('%.17g', l.share) end
 redis.call('HSET', KEYS[2], 'ln', table.concat(parts, ','))
 local added = 0
-for i = 5, #ARGV do added = added + redis.call('HSETNX', KEYS[1], ARGV[i], lane .. '|' .. int(uses)) end
+-- HGET then HSET rather than HSETNX: the commands of the documented ACL (docs/redis.md).
+for i = 5, #ARGV do
+  if not redis.call('HGET', KEYS[1], ARGV[i]) then
+    redis.call('HSET', KEYS[1], ARGV[i], lane .. '|' .. int(uses))
+    added = added + 1
+  end
+end
 if added > 0 then redis.call('HINCRBY', KEYS[2], 'lu' .. laneIndexOf(lanes, lane), added * uses) end
 return added
