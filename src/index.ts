@@ -37,6 +37,7 @@ export { drawOrder, type QueueControls, type ControlsPatch, type QueueMode } fro
 export { CONTROLS_LOG_CAP, STOCK_ACTOR, type ControlsLogEntry, type SetControlsOptions } from './controls-log.js';
 export type { DrawReport } from './draw-report.js';
 export type { Lane, LaneStats } from './types.js';
+export type { AddCodesOptions } from './invite-codes.js';
 // For custom stores: the Store interface and what it exchanges with WaitingQueue.
 export type {
   Store,
@@ -58,6 +59,7 @@ export type {
   EnterOptions,
   SafetyNetRequest,
   CohortPage,
+  AddCodesRequest,
   HeadMovesListener,
   HeadMovesWatch,
 } from './store/store.js';
