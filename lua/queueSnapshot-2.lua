@@ -12,7 +12,7 @@
             six window values (lua/includes/admissionWindow.lua), the six controls a
             position shows (lua/includes/controls.lua), moves, rank, score, rank,
             score, ... }, or { STATE_LOST }. moves: meta hm, the members admission
-            steps took off the line in this generation (lua/popAndIssue-8.lua pushes
+            steps took off the line in this generation (lua/popAndIssue-9.lua pushes
             it after each step).
 
   After the controls come rank probes, as (rank, score) pairs by increasing rank:

@@ -1,6 +1,6 @@
 // Adaptive admission (the `admission: { mode: 'adaptive' }` option): the control law
 // that sets the admission rate from the health of the order path, and the order
-// window it reads. lua/includes/orderHealth.lua and lua/popAndIssue-8.lua do the same
+// window it reads. lua/includes/orderHealth.lua and lua/popAndIssue-9.lua do the same
 // in Redis; MemoryStore uses this file, so both stores move the rate alike.
 //
 // The law is AIMD with a latency gradient on the way down, evaluated at most once a

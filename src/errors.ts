@@ -143,6 +143,18 @@ export class IdentityLimitError extends WaitgateError {
   }
 }
 
+/**
+ * An invite code that gives no place (SPEC §17): unknown, spent, or of a lane the queue
+ * no longer stores. Code `CODE_INVALID`; HTTP 403. Nothing was written.
+ */
+export class CodeInvalidError extends WaitgateError {
+  declare readonly code: 'CODE_INVALID';
+
+  constructor() {
+    super('CODE_INVALID', 'This invite code is unknown or has been used up.', { statusCode: 403 });
+  }
+}
+
 /** True for any error thrown by any copy of waitgate. */
 export function isWaitgateError(error: unknown): error is WaitgateError {
   return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[BRAND] === true;

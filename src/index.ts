@@ -23,6 +23,7 @@ export {
   QueueStateLostError,
   QueueClosedError,
   IdentityLimitError,
+  CodeInvalidError,
   isWaitgateError,
   type EntryTokenErrorCode,
 } from './errors.js';
@@ -37,6 +38,8 @@ export type { EntryPassKeys, EntryPassJwk } from './pass/verify.js';
 export { drawOrder, type QueueControls, type ControlsPatch, type QueueMode } from './controls.js';
 export { CONTROLS_LOG_CAP, STOCK_ACTOR, type ControlsLogEntry, type SetControlsOptions } from './controls-log.js';
 export type { DrawReport } from './draw-report.js';
+export type { Lane, LaneStats } from './types.js';
+export type { AddCodesOptions } from './invite-codes.js';
 // For custom stores: the Store interface and what it exchanges with WaitingQueue.
 export type {
   Store,
@@ -59,6 +62,7 @@ export type {
   SafetyNetRequest,
   IdentityRequest,
   CohortPage,
+  AddCodesRequest,
   HeadMovesListener,
   HeadMovesWatch,
 } from './store/store.js';

@@ -9,6 +9,7 @@ import type { Store } from './store/store.js';
 import { PassSigner } from './signing/pass-signer.js';
 import { loadSigningKeys, signingSchema, type SigningOptions } from './signing/keys.js';
 import { MAX_PLACES_PER_IDENTITY } from './identity.js';
+import { lanesSchema, type Lane } from './lanes.js';
 
 export type { PollingTier } from './types.js';
 
@@ -87,14 +88,13 @@ export interface WaitingQueueOptions {
   signing?: SigningOptions;
   /** Guardrails: `setControls` refuses a rate, burst or cap beyond them (WaitgateConfigError, nothing written). Default none. */
   limits?: ControlLimits;
-  /**
-   * The safety net (SPEC §18): while nobody waits and the rate, `maxActive` and stock allow,
-   * `enter` admits at once (READY in the same call); the line forms only when arrivals
-   * exceed the rate or the cap. `setControls({ safetyNet })` overrides it for every instance. Default false.
-   */
+  /** The safety net (SPEC §18): while nobody waits and the rate, `maxActive` and stock allow, `enter` admits at once (READY in
+   * the same call); a line forms only when arrivals exceed them. `setControls({ safetyNet })` overrides it everywhere. Default false. */
   safetyNet?: boolean;
   /** One place per identity (SPEC §17): the places members of one identity (`enter(id, { identity })`) may hold at once, 1–100. Default 1. */
   maxPlacesPerIdentity?: number;
+  /** Lanes for invite codes (SPEC §17), each with its share of every admission step (the shares add up to at most 1). Default none. */
+  lanes?: readonly Lane[];
 }
 
 export type { AdmissionOptions, ControlLimits } from './types.js';
@@ -127,6 +127,7 @@ export interface QueueConfig {
   limits: Readonly<ControlLimits>;
   safetyNet: boolean;
   maxPlacesPerIdentity: number;
+  lanes: readonly Lane[];
 }
 
 export const DEFAULT_POLLING_INTERVALS: readonly PollingTier[] = Object.freeze([
@@ -224,6 +225,7 @@ const optionsSchema = z
       .default({}),
     safetyNet: z.boolean().default(false),
     maxPlacesPerIdentity: z.number().int().min(1).max(MAX_PLACES_PER_IDENTITY).default(1),
+    lanes: lanesSchema.default([]),
   })
   .superRefine((options, ctx) => {
     // A member polling at its interval must never look silent: the slowest interval
@@ -318,6 +320,7 @@ export function parseQueueOptions(options: unknown): QueueConfig {
     limits: Object.freeze({ ...parsed.limits }),
     safetyNet: parsed.safetyNet,
     maxPlacesPerIdentity: parsed.maxPlacesPerIdentity,
+    lanes: Object.freeze(parsed.lanes.map((lane) => Object.freeze({ ...lane }))),
   };
 }
 
@@ -361,7 +364,7 @@ function defaultExactBelowRank(
   return Math.max(queue.largestBelowRank, Math.ceil(Number((1.25 * admittableBetweenRefreshes).toPrecision(12)))) + queue.heldAtHead;
 }
 
-/** The most members one admission step holds at the head (MAX_HELD in lua/popAndIssue-8.lua). */
+/** The most members one admission step holds at the head (MAX_HELD in lua/popAndIssue-9.lua). */
 const MAX_HELD_AT_HEAD = 256;
 
 /**

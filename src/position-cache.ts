@@ -1,6 +1,7 @@
 // Polling at scale: ranks estimated from a cached entry sequence and a shared snapshot of
 // the line, so a poll costs Redis nothing unless the member is near the head.
 
+import { LANE_SPAN } from './lanes.js';
 import { isDrawnBeforeOpening } from './position.js';
 import type { HeadMovesListener, HeadMovesWatch, MemberSnapshot, QueueSnapshot, Store } from './store/store.js';
 
@@ -151,7 +152,8 @@ export class PositionCache {
 
   /** Learns (or forgets) a member's sequence from an exact answer. */
   remember(memberId: string, snapshot: MemberSnapshot): void {
-    if (snapshot.status !== 'WAITING' || snapshot.score === null || snapshot.score === undefined || snapshot.rank === null) {
+    // A lane member (SPEC §17) is not estimated: the snapshot is the default lane's.
+    if (snapshot.status !== 'WAITING' || snapshot.score === null || snapshot.score === undefined || snapshot.rank === null || snapshot.score >= LANE_SPAN) {
       this.#members.delete(memberId);
       return;
     }

@@ -5,6 +5,7 @@ import { rateInForce } from './admission-control.js';
 import type { AdmissionOptions, PollingTier } from './types.js';
 import type { AdmissionWindow, ControlsView, MemberSnapshot } from './store/store.js';
 import type { Position } from './types.js';
+import { laneShare } from './lanes.js';
 
 /** Seconds between polls for a member at `rank` (READY and NOT_ENTERED members use the first tier). */
 export function pollingIntervalFor(rank: number | null, tiers: readonly PollingTier[]): number {
@@ -94,6 +95,8 @@ export function buildPosition(
   const drawn = waiting && isDrawnBeforeOpening(snapshot.score, c, snapshot.now);
   const rank = waiting && !drawn ? snapshot.rank : null;
   const standing = beforeOpening || c.mode === 'paused' || c.mode === 'closed';
+  // A member of a lane (or of the default lane beside named ones) moves at its lane's share of the rate.
+  const share = laneShare(snapshot.lanes, snapshot.score);
   const slowest = tiers[tiers.length - 1]!.seconds;
   let pollingIntervalSeconds = pollingIntervalFor(rank, tiers);
   if (waiting && standing) pollingIntervalSeconds = slowest;
@@ -103,9 +106,9 @@ export function buildPosition(
     rank,
     currentTotalWaitingCount: snapshot.totalWaiting,
     estimatedWaitSeconds:
-      !waiting || standing || rank === null
+      !waiting || standing || rank === null || share === 0
         ? null
-        : estimateWaitSeconds(rank, effectiveAdmissionRate(snapshot.window, snapshot.now, rateInForce(c.admitRatePerSecond, c.adaptiveRate, options))),
+        : estimateWaitSeconds(rank, share * effectiveAdmissionRate(snapshot.window, snapshot.now, rateInForce(c.admitRatePerSecond, c.adaptiveRate, options))),
     pollingIntervalSeconds,
     entryToken: ready ? snapshot.entryToken : null,
     entryTokenExpiresAt: ready ? snapshot.entryTokenExpiresAt : null,

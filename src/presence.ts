@@ -7,7 +7,7 @@
 import type { MemberSnapshot } from './store/store.js';
 
 export const PRESENCE_FLUSH_MS = 1000;
-/** Member ids per store call (lua/touchMembers-5.lua MAX_MEMBERS). */
+/** Member ids per store call (lua/touchMembers-6.lua MAX_MEMBERS). */
 const BATCH = 1000;
 /** Ids kept for a later flush after a failed one, at most. */
 const MAX_PENDING = 20_000;

@@ -155,5 +155,6 @@ export function queueStats(s: StatsSnapshot, options: { admitRatePerSecond: numb
     abandoned,
     totals: { ...(s.totals ?? { entered: 0, admitted: 0, abandoned, consumed: 0, expired: 0 }), shadowed: 0 },
     waitSeconds: waitFigures(s.waitSlots ?? [], s.now),
+    ...(s.lanes && { lanes: s.lanes }),
   };
 }

@@ -124,6 +124,11 @@ export interface QueueStats {
   totals: QueueTotals & { shadowed: number };
   /** The wait of members admitted in the last 10 minutes, kept in the store. */
   waitSeconds: WaitFigures;
+  /**
+   * Invite-code lanes (SPEC §17), once codes were added: the default lane (members without a
+   * code) first, then each named lane with its share, members waiting and codes' uses left.
+   */
+  lanes?: LaneStats[];
 }
 
 /**
@@ -226,4 +231,21 @@ export interface ControlsLogEntry {
 export interface SetControlsOptions {
   /** Who makes the change, recorded in the log (up to 200 characters). */
   actor?: string;
+}
+
+/** A lane for invite codes (SPEC §17) and its share of each admission step. */
+export interface Lane {
+  name: string;
+  share: number;
+}
+
+/** One lane in `stats().lanes`: the default lane first, then the named ones in the order the store keeps them. */
+export interface LaneStats {
+  name: string;
+  /** Its nominal share of each admission step (the default lane: what the named ones leave). */
+  share: number;
+  /** Members waiting in it. */
+  waiting: number;
+  /** Uses left on its codes (null for the default lane). */
+  codeUsesLeft: number | null;
 }

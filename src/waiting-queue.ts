@@ -24,6 +24,7 @@ import { signedAdmissions, signedPosition, storeTokenOf, type EntryPassKeys } fr
 import { REVOCATION_RETAIN_MS, storeThat } from './store-capability.js';
 import { readDrawReport, type DrawReport } from './draw-report.js';
 import { STORE_CALL_CHANNEL, StoreCalls, type StoreCallMessage as StoreCallMessageOf } from './store-calls.js';
+import { addCodes, type AddCodesOptions } from './invite-codes.js';
 
 export { REPORT_ERROR, STORE_CALL_CHANNEL };
 export type { Listener, RecoveryNotice, SettledClaim, WaitingQueueEvents };
@@ -90,12 +91,12 @@ export class WaitingQueue {
   }
 
   /**
-   * Joins the queue unless the member is already waiting or holds a token; then it
-   * changes nothing (the rank is kept). Safe to retry. With `options.identity`, a new member
-   * is refused while other members of that identity hold `maxPlacesPerIdentity` places.
+   * Joins the queue unless the member is already waiting or holds a token (then nothing changes:
+   * the rank is kept, a `code` is neither checked nor spent). Safe to retry. See {@link QueueEnterOptions}
+   * for `identity` (one place per identity) and `code` (an invite code's lane, see {@link addCodes}).
    * @returns the position after the call.
-   * @throws {@link InvalidMemberIdError} before any store call; {@link IdentityLimitError}
-   * (nothing written); {@link QueueClosedError}; {@link StoreUnavailableError}.
+   * @throws {@link InvalidMemberIdError} before any store call; {@link IdentityLimitError} and
+   *   {@link CodeInvalidError} (nothing written); {@link QueueClosedError}; {@link StoreUnavailableError}.
    */
   async enter(memberId: MemberId, options: QueueEnterOptions = {}): Promise<Position> {
     const id = normalizeMemberId(memberId);
@@ -128,7 +129,7 @@ export class WaitingQueue {
   }
 
   /** One enter call, with a fresh token for passthrough or the safety net when `withToken`. */
-  #enter(id: string, withToken: boolean, presenceHead: number | undefined, entry: Pick<EnterOptions, 'identity'>): Promise<MemberSnapshot> {
+  #enter(id: string, withToken: boolean, presenceHead: number | undefined, entry: Pick<EnterOptions, 'identity' | 'code'>): Promise<MemberSnapshot> {
     const notAfter = performance.now() + this.#config.operationTimeoutMs;
     const c = this.#config;
     const token = withToken ? { token: newEntryToken(), tokenTtlMs: c.entryTokenTtlMs, safetyNet: safetyNetRequest(c) } : {};
@@ -154,6 +155,8 @@ export class WaitingQueue {
 
   /** After a shuffled opening: the cohort's salted hashes in entry order, the chain head and length, and the seed (docs/fair-entry.md). */
   drawReport = async (): Promise<DrawReport> => readDrawReport(storeThat(this.#store, ['cohort'], 'keep a cohort'), this.name, await this.controls());
+  /** Stores invite codes of one of the `lanes` option's lanes, each good for `uses` entries (default 1); a code already stored is kept as is. @returns how many were added. */
+  addCodes = (lane: string, codes: readonly string[], options?: AddCodesOptions): Promise<number> => addCodes(this.#controlsHost, lane, codes, options);
   /** The controls in force: those set through `setControls`, and this instance's options for the fields never set. */
   async controls(): Promise<QueueControls> {
     return readControls(this.#controlsHost);
@@ -378,9 +381,7 @@ export class WaitingQueue {
 
   /** The public Position of a snapshot; a poll answered (`polled`: the member) is a sign of life. */
   #position(snapshot: MemberSnapshot, polled?: string): Position {
-    if (snapshot.controls) {
-      this.#lastControls = snapshot.controls;
-    }
+    if (snapshot.controls) this.#lastControls = snapshot.controls;
     if (polled !== undefined)
       this.#presence?.notePoll(polled, snapshot, presenceHeadOf(this.#config, snapshot.controls), this.#config.pickupTimeoutMs !== null);
     return buildPosition(snapshot, this.#config, this.#config.pollingIntervals);

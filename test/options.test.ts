@@ -53,7 +53,20 @@ describe('WaitingQueue options', () => {
       limits: {},
       safetyNet: false,
       maxPlacesPerIdentity: 1,
+      lanes: [],
     });
+  });
+
+  it('takes lanes whose shares add up to at most 1, and names the field of bad ones', () => {
+    const lanes = [
+      { name: 'vip', share: 0.3 },
+      { name: 'press', share: 0.1 },
+    ];
+    expect(new WaitingQueue({ store, lanes }).config.lanes).toEqual(lanes);
+    expect(configError({ store, lanes: [...lanes, { name: 'all', share: 0.7 }] }).option).toBe('lanes');
+    expect(configError({ store, lanes: [{ name: 'default', share: 0.1 }] }).option).toBe('lanes.0.name');
+    expect(configError({ store, lanes: [{ name: 'vip', share: 0 }] }).option).toBe('lanes.0.share');
+    expect(configError({ store, lanes: [lanes[0], lanes[0]] }).option).toBe('lanes');
   });
 
   it('takes adaptive admission, and names the field of a bad one', () => {

@@ -496,8 +496,8 @@ function defineGroupCommitOperations({ wgOn, wgOff, naive, floor, control, floor
     },
     floor: { run: floorCall },
     'shaped floor': {
-      // enterIfAbsent's 8 keys; member id, deadline, no token, no TTL, no presence head.
-      keys: [enterKeys.waiting, enterKeys.tokens, enterKeys.active, enterKeys.leases, enterKeys.meta, enterKeys.seen, enterKeys.entries, enterKeys.identities],
+      // enterIfAbsent's 10 keys; member id, deadline, no token, no TTL, no presence head.
+      keys: [enterKeys.waiting, enterKeys.tokens, enterKeys.active, enterKeys.leases, enterKeys.meta, enterKeys.seen, enterKeys.entries, enterKeys.identities, enterKeys.lanes, enterKeys.codes],
       run() {
         return shapedFloorCall(this.keys, fresh('e'), Date.now() + OPERATION_TIMEOUT_MS, '', '', '');
       },
@@ -692,7 +692,7 @@ export async function runGroupCommit({ url, rounds = 5, roundMs = 700, warmMs = 
         groupCommitOption,
         positionLine: POSITION_LINE,
         floor: "EVALSHA of 'return 1' with no keys",
-        shapedFloor: "EVALSHA of 'return 1' with the keys and arguments of one member's waitgate call (enterIfAbsent: 8 keys; position: 3; claimToken: 4)",
+        shapedFloor: "EVALSHA of 'return 1' with the keys and arguments of one member's waitgate call (enterIfAbsent: 10 keys; position: 4; claimToken: 4)",
         naive: 'enter: ZSCORE + ZADD; position: GET token + ZRANK + ZCARD; claim: GET token + SET lease PX NX',
         redisCpu: 'INFO cpu used_cpu_user + used_cpu_sys of redis-server, delta over each timed run / operations',
       },

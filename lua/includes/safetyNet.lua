@@ -35,7 +35,7 @@ local function netTakes(metaKey, activeKey, now, net, cr, ar, sk)
   local rate = tonumber(cr) or tonumber(ar) or net.rate
   local burst = tonumber(m[3]) or (net.burst == -1 and defaultBurst(rate) or net.burst)
   local maxActive = tonumber(m[4]) or net.maxActive
-  -- The bucket as lua/popAndIssue-8.lua refills it: a new queue starts full.
+  -- The bucket as lua/popAndIssue-9.lua refills it: a new queue starts full.
   local tokens, refilledAt = tonumber(m[1]), tonumber(m[2])
   if not tokens then tokens, refilledAt = burst, now end
   if now > refilledAt then

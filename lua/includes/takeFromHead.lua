@@ -10,8 +10,10 @@
 -- The drop bucket (meta dt/dts) holds one second's worth of drops at `dropRate` a second,
 -- shared by every instance; a dead member met with it empty stays in place, and the step
 -- stops there (FIFO: nobody behind it is admitted first).
--- Bound: a step decides on at most n + MAX_DROPS + MAX_HELD members and reads at most n
+-- Bound: a call decides on at most n + MAX_DROPS + MAX_HELD members and reads at most n
 -- more (the rest of the batch where it stopped), however long the line.
+-- A line is the `waiting` zset (band nil), or one lane of the `lanes` zset: the band of
+-- scores [band, band + LANE_SPAN) (lua/includes/lanes.lua), read by score.
 local MAX_DROPS = 1000
 local MAX_HELD = 256
 
@@ -29,7 +31,7 @@ local function dropBudget(metaKey, now, dropRate)
 end
 
 -- Returns admitted ids, their entry scores, dropped ids and the number held.
-local function takeFromHead(waitingKey, seenKey, now, n, abandonAfter, holdSilent, budget)
+local function takeFromHead(waitingKey, seenKey, now, n, abandonAfter, holdSilent, budget, band)
   local admitted, scores, dropped = {}, {}, {}
   local tracking = abandonAfter >= 0
   local holding = tracking and holdSilent >= 0
@@ -37,7 +39,12 @@ local function takeFromHead(waitingKey, seenKey, now, n, abandonAfter, holdSilen
   -- next is read), so the next batch starts at rank `held`.
   local held, blocked = 0, false
   while #admitted < n and not blocked do
-    local batch = redis.call('ZRANGE', waitingKey, held, held + n - #admitted - 1, 'WITHSCORES')
+    local batch
+    if band then
+      batch = redis.call('ZRANGE', waitingKey, band, '(' .. string.format('%.17g', band + LANE_SPAN), 'BYSCORE', 'LIMIT', held, n - #admitted, 'WITHSCORES')
+    else
+      batch = redis.call('ZRANGE', waitingKey, held, held + n - #admitted - 1, 'WITHSCORES')
+    end
     if #batch == 0 then break end
     local ids = {}
     for i = 1, #batch, 2 do ids[#ids + 1] = batch[i] end

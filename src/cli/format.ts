@@ -73,6 +73,15 @@ export function totalsLine(t: QueueStats['totals'] | undefined): string {
   return `entered ${int(t.entered)}  admitted ${int(t.admitted)}  abandoned ${int(t.abandoned)}  consumed ${int(t.consumed)}  expired ${int(t.expired)}`;
 }
 
+/** Invite-code lanes (SPEC §17): each lane's share, members waiting and codes' uses left. */
+export function lanesLine(lanes: QueueStats['lanes']): string {
+  if (!lanes) return '-';
+  const pct = (share: number) => `${Math.round(share * 1000) / 10}%`;
+  return lanes
+    .map((l) => `${l.name} ${pct(l.share)} ${int(l.waiting)} waiting${l.codeUsesLeft === null ? '' : `, ${int(l.codeUsesLeft)} code uses left`}`)
+    .join('  ·  ');
+}
+
 /** active / max active (claimed), as far as the controls tell. */
 export function activeLine(stats: StatusStats, c: ControlsJson): string {
   const cap = c.unset.includes('maxActive') ? ` / max: ${INSTANCES}` : c.maxActive === null ? '' : ` / ${int(c.maxActive)} max`;
@@ -83,6 +92,7 @@ export function statusText(queue: string, prefix: string, stats: StatusStats, c:
   return table([
     ['queue', `${queue} (prefix ${prefix})`],
     ['waiting', int(stats.waiting)],
+    ...(stats.lanes ? [['lanes', lanesLine(stats.lanes)] as [string, string]] : []),
     ['active', activeLine(stats, c)],
     ['admitted/s', dec(stats.admittedPerSecond)],
     ['totals', totalsLine(stats.totals)],

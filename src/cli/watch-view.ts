@@ -2,7 +2,7 @@
 // and the sparkline of admissions. Pure functions of the readings.
 
 import type { StatusJson } from './commands.js';
-import { activeLine, dec, instant, int, totalsLine, waitLine } from './format.js';
+import { activeLine, dec, instant, int, lanesLine, totalsLine, waitLine } from './format.js';
 import { cutToWidth } from './text-width.js';
 
 const BARS = '▁▂▃▄▅▆▇█';
@@ -50,6 +50,7 @@ export function frame(state: WatchState, style: FrameStyle): string[] {
   );
   if (c.opensAt !== null) lines.push(row('opens at', `${instant(c.opensAt, s.now)}${c.shuffle ? ', shuffled' : ''}`));
   lines.push(row('waiting', int(s.stats.waiting)));
+  if (s.stats.lanes) lines.push(row('lanes', lanesLine(s.stats.lanes)));
   lines.push(row('active', activeLine(s.stats, c)));
   const peak = Math.max(0, ...state.history);
   const spark = state.history.length > 0 ? `  ${sparkline(state.history)}  peak ${dec(peak)}/s over ${state.history.length}s` : '';
@@ -78,6 +79,9 @@ export function logLine(s: StatusJson): string {
   if (stats.totals) {
     const t = stats.totals;
     parts.push(`entered=${t.entered}`, `admitted=${t.admitted}`, `abandoned=${t.abandoned}`, `consumed=${t.consumed}`, `expired=${t.expired}`);
+  }
+  if (stats.lanes) {
+    for (const l of stats.lanes) parts.push(`lane_${l.name}=${l.waiting}${l.codeUsesLeft === null ? '' : `/${l.codeUsesLeft}`}`);
   }
   if (stats.waitSeconds) parts.push(`wait_p50=${stats.waitSeconds.p50}s`, `wait_p90=${stats.waitSeconds.p90}s`, `wait_max=${stats.waitSeconds.max}s`);
   if (c.opensAt !== null) parts.push(`opens_at=${new Date(c.opensAt).toISOString()}`);

@@ -54,6 +54,12 @@ export interface WaitForEntryOptions extends QueueEndpoint {
    * rejects with a {@link QueueClientError} carrying `challenge`.
    */
   onChallenge?: (challenge: unknown) => Promise<string>;
+  /**
+   * An invite code (docs/fair-entry.md): sent as `{ "code": "..." }` in the body of the enter
+   * until one succeeds (the member then waits in the code's lane; a later re-entry goes
+   * without it). An unknown or spent code rejects with a {@link QueueClientError} `CODE_INVALID`.
+   */
+  code?: string;
 }
 
 /** What {@link waitForEntry} resolves with once the member is admitted. */
@@ -151,6 +157,8 @@ async function poll(options: WaitForEntryOptions): Promise<EntryGrant> {
   /** The answer to the gate's last challenge, sent with the next enter (a header: its name and value). */
   let answer: [string, string] | undefined;
   let challenges = 0;
+  /** The invite code, until an enter with it succeeds. */
+  let code = options.code;
   /** When the event stream may be tried (again): after a refusal or a cut, its Retry-After or `retry:`. */
   let streamAt = options.stream === false ? Number.POSITIVE_INFINITY : 0;
   for (;;) {
@@ -159,7 +167,13 @@ async function poll(options: WaitForEntryOptions): Promise<EntryGrant> {
     try {
       response = await doFetch(entering ? `${base}/enter` : `${base}/position`, {
         method: entering ? 'POST' : 'GET',
-        headers: { accept: 'application/json', ...options.headers, ...(entering && answer ? { [answer[0]]: answer[1] } : {}) },
+        headers: {
+          accept: 'application/json',
+          ...options.headers,
+          ...(entering && answer ? { [answer[0]]: answer[1] } : {}),
+          ...(entering && code !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(entering && code !== undefined ? { body: JSON.stringify({ code }) } : {}),
         credentials: options.credentials ?? 'same-origin',
         signal,
       });
@@ -191,6 +205,7 @@ async function poll(options: WaitForEntryOptions): Promise<EntryGrant> {
     }
     challenges = 0;
     answer = undefined;
+    if (entering) code = undefined;
 
     const position = await readPosition(response);
     if (!position) {

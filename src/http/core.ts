@@ -14,6 +14,8 @@ import { gateOptionShapes, routeGate, type Gate, type RouteGate } from './gate.j
 import { positionResult, type HttpResult } from './result.js';
 import { pageOptionShape, parsePage, type RoomPage, type RoomPageOptions } from '../room/options.js';
 import { entryTokenOf } from './request-header.js';
+import { enterCodeOf } from './enter-body.js';
+import type { QueueEnterOptions } from '../enter-options.js';
 
 export { entryTokenOf };
 import { DEFAULT_MAX_STREAMS, EventHub, type StreamOpening } from './event-stream.js';
@@ -222,8 +224,7 @@ async function memberRoute(queue: WaitingQueue, action: Exclude<QueueAction, 'jw
       await queue.leave(id);
       return { status: 204, headers: { ...NO_STORE } };
     }
-    const identity = action === 'enter' && request?.identity ? ((await request.identity(request.req)) ?? undefined) : undefined;
-    const position = action === 'enter' ? await queue.enter(id, { identity }) : await queue.position(id);
+    const position = action === 'enter' ? await queue.enter(id, await enterOptions(queue, request)) : await queue.position(id);
     request?.gate?.observe(position);
     return positionResult(position);
   } catch (error) {
@@ -231,6 +232,17 @@ async function memberRoute(queue: WaitingQueue, action: Exclude<QueueAction, 'jw
     if (result) return result;
     throw error;
   }
+}
+
+/**
+ * What an enter brings besides the member: the `identity(req)` option's answer, and the invite
+ * code of its body `{ "code": "..." }` (a queue without lanes reads no body: it pays nothing).
+ */
+async function enterOptions(queue: WaitingQueue, request: RouteRequest | undefined): Promise<QueueEnterOptions> {
+  if (request === undefined) return {};
+  const identity = request.identity ? ((await request.identity(request.req)) ?? undefined) : undefined;
+  const code = queue.config.lanes.length === 0 ? undefined : await enterCodeOf(request.req);
+  return { ...(identity === undefined ? {} : { identity }), ...(code === undefined ? {} : { code: code as string }) };
 }
 
 /** What the guard decided: let the request through with an entry, through without one (fail-open), or answer now. */

@@ -16,6 +16,7 @@ export type HttpErrorCode =
   | 'TOO_MANY_STREAMS'
   | 'QUEUE_STATE_LOST'
   | 'QUEUE_CLOSED'
+  | 'CODE_INVALID'
   | 'CONFIG_INVALID';
 
 /** The body of every error answer. */
@@ -89,6 +90,8 @@ export function toHttpResponse(error: unknown): HttpErrorResponse | null {
       return errorResponse(403, 'QUEUE_CLOSED', e.message);
     case 'IDENTITY_LIMIT':
       return errorResponse(409, 'IDENTITY_LIMIT', e.message);
+    case 'CODE_INVALID':
+      return errorResponse(403, 'CODE_INVALID', e.message);
     case 'CONFIG_INVALID':
       // The server's own mistake: the option's name is for its logs, not for the client.
       return errorResponse(500, 'CONFIG_INVALID', 'The waiting queue is misconfigured on the server.');

@@ -1,4 +1,4 @@
-// The arguments of a batch of enters as lua/enterIfAbsent-8.lua takes them (group commit).
+// The arguments of a batch of enters as lua/enterIfAbsent-10.lua takes them (group commit).
 
 import type { EnterOptions } from './store.js';
 
@@ -15,6 +15,8 @@ export interface EnterArgs {
   net: string;
   /** '@identity|max|' for a member entering under an identity (one place per identity), else ''. */
   identity: string;
+  /** An invite code, or null. */
+  code: string | null;
 }
 
 /** One enter, its deadline already on Redis's clock (undefined for none). */
@@ -24,13 +26,14 @@ export function enterArgs(memberId: string, notAfter: number | undefined, option
   const n = options.safetyNet;
   const net = n && passthrough !== null ? `|${n.option ? 1 : 0}|${n.ratePerSecond}|${n.burst ?? -1}|${n.maxActive ?? -1}` : '';
   const identity = options.identity ? `@${options.identity.key}|${options.identity.maxPlaces}|` : '';
-  return { id: memberId, notAfter: notAfter ?? '', head, passthrough, net, identity };
+  return { id: memberId, notAfter: notAfter ?? '', head, passthrough, net, identity, code: options.code ?? null };
 }
 
 /**
  * The script's ARGV after the generation: the batch's presence head (the first member's),
  * with the safety net of the first member that sent one (the members of a batch come from one instance), then two values per member: its id, and its deadline, or 'notAfter|ttl|head|token' with
- * a token or a presence head of its own; either after '@identity|max|' for a member with an identity.
+ * a token or a presence head of its own; after '@identity|max|' for a member with an identity,
+ * then '#code|' for a member with an invite code.
  */
 export function encodeEnters(batch: readonly EnterArgs[]): Array<string | number> {
   const head = batch[0]!.head;
@@ -40,7 +43,7 @@ export function encodeEnters(batch: readonly EnterArgs[]): Array<string | number
     const e = batch[i]!;
     args[at++] = e.id;
     const value = e.passthrough !== null ? `${e.notAfter}${e.passthrough}` : e.head === head ? e.notAfter : `${e.notAfter}||${e.head}|`;
-    args[at++] = e.identity === '' ? value : `${e.identity}${value}`;
+    args[at++] = `${e.identity}${e.code === null ? '' : `#${e.code}|`}${value}`;
   }
   return args;
 }

@@ -1,5 +1,5 @@
 // Pushes of admission steps, heard on a connection of their own. After each step that
-// takes members off a line, lua/popAndIssue-8.lua PUBLISHes "<generation> <hm>" on the
+// takes members off a line, lua/popAndIssue-9.lua PUBLISHes "<generation> <hm>" on the
 // channel "<meta key>:moves" (hm: the members taken off it so far). A connection in
 // subscribe mode can run no script, so the user gives RedisStore a second one
 // (`subscriber`); one however many queues it serves, one channel per queue. Stores given
@@ -46,7 +46,7 @@ export function isSubscriber(value: unknown): value is SubscriberLike {
 
 const isIoredisSubscriber = (s: SubscriberLike): s is IoredisSubscriberLike => isIoredis(s);
 
-/** The channel lua/popAndIssue-8.lua publishes a queue's moves on. */
+/** The channel lua/popAndIssue-9.lua publishes a queue's moves on. */
 export const headMovesChannel = (metaKey: string): string => `${metaKey}:moves`;
 
 /** After a failed SUBSCRIBE, the next check of the watch subscribes again once this long has passed (ms). */

@@ -26,6 +26,10 @@ export interface QueueKeys {
   log: string;
   /** hash identity key -> the members holding its places (one place per identity, lua/includes/identity.lua). */
   identities: string;
+  /** zset member -> laneIndex * 2^40 + entry sequence: the members who entered with an invite code (lua/includes/lanes.lua). */
+  lanes: string;
+  /** hash code -> "<lane>|<uses left>": invite codes (queue.addCodes). */
+  codes: string;
 }
 
 /** The hash tag shared by a queue's keys: `{<prefix>:<name>}`. In Redis Cluster they all live in its slot. */
@@ -48,5 +52,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     revoked: `${tag}:revoked`,
     log: `${tag}:log`,
     identities: `${tag}:identities`,
+    lanes: `${tag}:lanes`,
+    codes: `${tag}:codes`,
   };
 }

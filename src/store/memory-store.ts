@@ -11,6 +11,7 @@ import type {
   ClaimRequest,
   ClaimResult,
   ConsumeRequest,
+  AddCodesRequest,
   ControlsRequest,
   EnterOptions,
   HeadMovesListener,
@@ -24,6 +25,7 @@ import type {
   CohortPage,
 } from './store.js';
 import { admit } from './memory/admission.js';
+import { addCodes } from './memory/lanes.js';
 import { cohortPage } from './memory/cohort.js';
 import { setControls, storedControls } from './memory/controls.js';
 import { controlsLog } from './memory/controls-log.js';
@@ -137,6 +139,10 @@ export class MemoryStore implements Store {
 
   async controlsLog(queue: string, limit: number): Promise<ControlsLogEntry[]> {
     return controlsLog(this.#queue(queue), limit);
+  }
+
+  async addCodes(queue: string, request: AddCodesRequest): Promise<number> {
+    return addCodes(this.#queue(queue), request);
   }
 
   async cohort(queue: string, from: number, count: number): Promise<CohortPage> {

@@ -2,7 +2,8 @@
 // documented in its script's header; the indices live here and nowhere else.
 
 import type { QueueMode } from '../controls.js';
-import { IdentityLimitError, QueueClosedError } from '../errors.js';
+import { CodeInvalidError, IdentityLimitError, QueueClosedError } from '../errors.js';
+import { decodeStatsLanes, withSharedLanes } from './redis-lanes.js';
 import { WAIT_SLOTS, parseWaitSlot } from '../queue-figures.js';
 import { CLAIM_STATUS, POSITION_STATUS } from './status-codes.js';
 import type { MemberInspection } from '../types.js';
@@ -70,12 +71,14 @@ const CONTROLS_LENGTH = 11;
 /** lua/includes/controls.lua: codes of enter replies that are not a position. */
 const QUEUE_CLOSED = -2;
 const NEED_TOKEN = -3;
-/** One member of a batch that arrived after its deadline (lua/enterIfAbsent-8.lua): nothing was written for it. */
+/** One member of a batch that arrived after its deadline (lua/enterIfAbsent-10.lua): nothing was written for it. */
 const LATE = -4;
 /** One member of a batch with malformed arguments: nothing was written for it, the others stand. */
 const BAD_ARGUMENTS = -5;
 /** lua/includes/identity.lua: a new member whose identity holds its limit of places; nothing was written for it. */
 const IDENTITY_LIMIT = -6;
+/** An invite code that gives no place (lua/enterIfAbsent-10.lua): nothing was written for it. */
+const CODE_INVALID = -7;
 
 /** The error of one member of a batch whose own reply is a LATE or BAD_ARGUMENTS marker, or null. */
 function memberError(script: string, r: Reply): Error | null {
@@ -93,7 +96,17 @@ function memberError(script: string, r: Reply): Error | null {
  */
 export function expandPosition(compact: Reply, shared: Reply): Reply {
   if (compact.length < 6 || Number(compact[0]) < 0) return compact;
-  return [...compact.slice(0, 5), ...shared.slice(0, 1), ...compact.slice(5, 6), ...shared.slice(1), ...compact.slice(6)];
+  return [...compact.slice(0, 5), ...shared.slice(0, 1), ...compact.slice(5, 6), ...shared.slice(1, SHARED_LENGTH), ...compact.slice(6)];
+}
+
+/** The fixed part of sharedReply; the lanes follow it while the queue keeps any (src/store/redis-lanes.ts). */
+export const SHARED_LENGTH = 2 + WINDOW_LENGTH + CONTROLS_LENGTH;
+
+/** A compact member reply of a batch script, decoded with what its call shared (lanes included). */
+export function decodeCompactPosition(compact: Reply, shared: Reply): { snapshot: MemberSnapshot; generation: Value } {
+  const decoded = decodeEnter(expandPosition(compact, shared));
+  withSharedLanes(decoded.snapshot, shared, SHARED_LENGTH);
+  return decoded;
 }
 
 /** What every member's answer of one batch call shares, decoded once for the call. */
@@ -110,7 +123,7 @@ export function decodeShared(shared: Reply): SharedPosition {
 }
 
 /**
- * The lean reply of lua/enterIfAbsent-8.lua for a member its batch joined: the total
+ * The lean reply of lua/enterIfAbsent-10.lua for a member its batch joined: the total
  * waiting right after it joined, alone (it is last: rank total − 1; its entry score is
  * total + `offset`, sent once per call). The snapshots of one call share `shared`'s
  * window and controls objects (nothing writes to a snapshot's parts).
@@ -130,11 +143,11 @@ export function leanEnterSnapshot(total: number, offset: number, shared: SharedP
   };
 }
 
-/** lua/enterIfAbsent-8.lua's reply: the shared part, the lean replies' offset (null for none), then one reply per member. */
+/** lua/enterIfAbsent-10.lua's reply: the shared part, the lean replies' offset (null for none), then one reply per member. */
 export type EnterBatchReply = Array<Reply | number | null>;
 
 /**
- * A batch of enters' replies (lua/enterIfAbsent-8.lua), one snapshot or error per member.
+ * A batch of enters' replies (lua/enterIfAbsent-10.lua), one snapshot or error per member.
  * `learn(generation, now)` is told each answer's generation and Redis time (once for all
  * the lean replies: they share them); not for a `needsToken` answer, which has neither.
  */
@@ -147,11 +160,11 @@ export function decodeEnterBatch(reply: EnterBatchReply, learn: (generation: Val
     const one = reply[i]!;
     if (typeof one === 'number') {
       common ??= decodeShared(shared);
-      replies[i - 2] = leanEnterSnapshot(one, offset, common);
+      replies[i - 2] = withSharedLanes(leanEnterSnapshot(one, offset, common), shared, SHARED_LENGTH);
       continue;
     }
     try {
-      const { snapshot, generation } = decodeEnter(expandPosition(one as Reply, shared));
+      const { snapshot, generation } = decodeCompactPosition(one as Reply, shared);
       if (!snapshot.needsToken) learn(generation, snapshot.now);
       replies[i - 2] = snapshot;
     } catch (error) {
@@ -174,7 +187,7 @@ const POSITION = {
   generation: 7,
   window: 8,
   controls: 8 + WINDOW_LENGTH,
-  /** enter only: 1 when the call joined the member (lua/enterIfAbsent-8.lua). */
+  /** enter only: 1 when the call joined the member (lua/enterIfAbsent-10.lua). */
   joined: 8 + WINDOW_LENGTH + CONTROLS_LENGTH,
 } as const;
 
@@ -187,6 +200,7 @@ export function decodeEnter(r: Reply): { snapshot: MemberSnapshot; generation: V
   if (error) throw error;
   if (r[0] === QUEUE_CLOSED) throw new QueueClosedError(str(r[1]));
   if (r[0] === IDENTITY_LIMIT && r.length === 1) throw new IdentityLimitError();
+  if (r[0] === CODE_INVALID && r.length === 1) throw new CodeInvalidError();
   if (r[0] === NEED_TOKEN && r.length === 1) {
     const snapshot: MemberSnapshot = {
       status: 'NOT_ENTERED',
@@ -225,7 +239,7 @@ export function decodePosition(r: Reply): { snapshot: MemberSnapshot; generation
   };
 }
 
-/** lua/inspect-4.lua. */
+/** lua/inspect-5.lua. */
 const INSPECT_STATUS = ['NOT_ENTERED', 'WAITING', 'READY', 'CLAIMED'] as const;
 
 export function decodeInspect(r: Reply): { inspection: Omit<MemberInspection, 'memberId'>; generation: Value } {
@@ -246,7 +260,7 @@ export function decodeInspect(r: Reply): { inspection: Omit<MemberInspection, 'm
   };
 }
 
-/** lua/stats-4.lua. */
+/** lua/stats-5.lua. */
 const STATS = {
   waiting: 0,
   active: 1,
@@ -262,7 +276,8 @@ const STATS = {
 } as const;
 
 export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value } {
-  return {
+  const lanes = decodeStatsLanes(r, STATS.adaptiveRate + 1, Number(r[STATS.waiting]));
+  const decoded: { stats: StatsSnapshot; generation: Value } = {
     generation: r[STATS.generation],
     stats: {
       waiting: Number(r[STATS.waiting]),
@@ -283,6 +298,8 @@ export function decodeStats(r: Reply): { stats: StatsSnapshot; generation: Value
       adaptiveRate: num(r[STATS.adaptiveRate]),
     },
   };
+  if (lanes) decoded.stats.lanes = lanes;
+  return decoded;
 }
 
 /** lua/queueSnapshot-2.lua: the fixed part, then (rank, seq) pairs to the end. */
@@ -316,7 +333,7 @@ export function decodeQueueSnapshot(r: Reply): { snapshot: QueueSnapshot; genera
   };
 }
 
-/** lua/popAndIssue-8.lua: the fixed part (with the count held), the dropped members (count, ids), then the admitted ones. */
+/** lua/popAndIssue-9.lua: the fixed part (with the count held), the dropped members (count, ids), then the admitted ones. */
 const ADMIT = { expiresAt: 0, active: 1, generation: 2, admittable: 3, held: 4, droppedCount: 5, dropped: 6 } as const;
 
 export function decodeAdmit(r: Reply, tokens: readonly string[]) {

@@ -14,10 +14,11 @@ import { Generations } from './generations.js';
 import { GroupCommit, type BatchReply } from './group-commit.js';
 import { HeadMovesChannels, forGeneration, headMovesChannel, isSubscriber, type SubscriberLike } from './head-moves.js';
 import { queueKeys, type QueueKeys } from './keys.js';
+import { formatLanes } from '../lanes.js';
 import type { ScriptName } from './lua.generated.js';
 import { RedisClock } from './redis-clock.js';
 import {
-  expandPosition,
+  decodeCompactPosition,
   decodeAdmit,
   decodeClaim,
   decodePosition,
@@ -35,6 +36,7 @@ import { ioredisScriptClient, isIoredis, type IoredisClientLike } from './ioredi
 import { isNodeRedis, nodeRedisScriptClient, type NodeRedisClientLike, type NodeRedisClusterLike } from './node-redis-client.js';
 import type { ScriptClient } from './script-client.js';
 import type {
+  AddCodesRequest,
   AdmitRequest,
   AdmitResult,
   ClaimRequest,
@@ -115,7 +117,7 @@ export interface RedisStoreOptions {
 /** Members per script call with group commit on, unless `groupCommit.maxBatchSize` says otherwise: enters, and the others. */
 export const DEFAULT_MAX_ENTER_BATCH_SIZE = 128;
 export const DEFAULT_MAX_BATCH_SIZE = 64;
-/** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-8.lua, position-3.lua, claimToken-4.lua). */
+/** The most members one script call takes (MAX_BATCH in lua/enterIfAbsent-10.lua, position-4.lua, claimToken-4.lua). */
 const MAX_BATCH_SIZE = 256;
 
 const optionsSchema = z
@@ -193,7 +195,7 @@ export class RedisStore implements Store {
 
   async #sendEnters(queue: string, batch: readonly EnterArgs[]): Promise<BatchReply<MemberSnapshot>> {
     const k = this.#keysOf(queue);
-    const keys = [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries, k.identities];
+    const keys = [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.entries, k.identities, k.lanes, k.codes];
     const reply = await this.#call<EnterBatchReply>(queue, 'enterIfAbsent', keys, encodeEnters(batch));
     return decodeEnterBatch(reply, (generation, now) => {
       this.#generations.learn(queue, generation);
@@ -203,8 +205,8 @@ export class RedisStore implements Store {
 
   async #sendPositions(queue: string, memberIds: readonly string[]): Promise<BatchReply<MemberSnapshot>> {
     const k = this.#keysOf(queue);
-    const [shared, ...replies] = await this.#call<Reply[]>(queue, 'position', [k.waiting, k.tokens, k.meta], memberIds);
-    return replies.map((compact) => settle(() => this.#position(queue, expandPosition(compact, shared!))));
+    const [shared, ...replies] = await this.#call<Reply[]>(queue, 'position', [k.waiting, k.tokens, k.meta, k.lanes], memberIds);
+    return replies.map((compact) => settle(() => this.#position(queue, decodeCompactPosition(compact, shared!))));
   }
 
   async admit(queue: string, request: AdmitRequest): Promise<AdmitResult> {
@@ -212,7 +214,7 @@ export class RedisStore implements Store {
     const reply = await this.#call<Reply>(
       queue,
       'popAndIssue',
-      [k.waiting, k.tokens, k.active, k.leases, k.meta, k.admits, k.seen, k.entries],
+      [k.waiting, k.tokens, k.active, k.leases, k.meta, k.admits, k.seen, k.entries, k.lanes],
       [
         request.ratePerSecond,
         request.burstFollowsRate ? -1 : request.burst,
@@ -248,14 +250,8 @@ export class RedisStore implements Store {
 
   async consume(queue: string, request: ConsumeRequest): Promise<boolean> {
     const k = this.#keysOf(queue);
-    return (
-      (await this.#call<number>(
-        queue,
-        'consume',
-        [k.tokens, k.active, k.leases, k.consumed, k.meta, k.log],
-        [request.memberId, request.claimId, request.rememberMs, request.leaseMs ?? ''],
-      )) === 1
-    );
+    const args = [request.memberId, request.claimId, request.rememberMs, request.leaseMs ?? ''];
+    return (await this.#call<number>(queue, 'consume', [k.tokens, k.active, k.leases, k.consumed, k.meta, k.log], args)) === 1;
   }
 
   async release(queue: string, request: ReleaseRequest): Promise<boolean> {
@@ -266,7 +262,7 @@ export class RedisStore implements Store {
 
   async leave(queue: string, memberId: string): Promise<boolean> {
     const k = this.#keysOf(queue);
-    return (await this.#call<number>(queue, 'leave', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen], [memberId])) === 1;
+    return (await this.#call<number>(queue, 'leave', [k.waiting, k.tokens, k.active, k.leases, k.meta, k.seen, k.lanes], [memberId])) === 1;
   }
 
   async revoke(queue: string, memberId: string, request: { retainMs: number }): Promise<boolean> {
@@ -283,14 +279,14 @@ export class RedisStore implements Store {
     return this.#call<number>(
       queue,
       'touchMembers',
-      [k.waiting, k.tokens, k.active, k.seen, k.meta],
+      [k.waiting, k.tokens, k.active, k.seen, k.meta, k.lanes],
       [request.seen.length, ...request.seen, ...request.pickedUp],
     );
   }
 
   async stats(queue: string): Promise<StatsSnapshot> {
     const k = this.#keysOf(queue);
-    const { stats, generation } = decodeStats(await this.#call(queue, 'stats', [k.waiting, k.active, k.leases, k.meta], []));
+    const { stats, generation } = decodeStats(await this.#call(queue, 'stats', [k.waiting, k.active, k.leases, k.meta, k.lanes], []));
     this.#generations.learn(queue, generation);
     this.#clock.observe(queue, stats.now, performance.now());
     return stats;
@@ -298,7 +294,7 @@ export class RedisStore implements Store {
 
   async inspect(queue: string, memberId: string): Promise<Omit<MemberInspection, 'memberId'>> {
     const k = this.#keysOf(queue);
-    const { inspection, generation } = decodeInspect(await this.#call(queue, 'inspect', [k.waiting, k.tokens, k.seen, k.meta], [memberId]));
+    const { inspection, generation } = decodeInspect(await this.#call(queue, 'inspect', [k.waiting, k.tokens, k.seen, k.meta, k.lanes], [memberId]));
     this.#generations.learn(queue, generation);
     return inspection;
   }
@@ -341,6 +337,11 @@ export class RedisStore implements Store {
     const { controls, generation } = decodeControls(await this.#call(queue, 'controls', [k.meta], []));
     this.#generations.learn(queue, generation);
     return controls;
+  }
+
+  async addCodes(queue: string, request: AddCodesRequest): Promise<number> {
+    const args = [formatLanes(request.lanes), request.lane, request.uses, ...request.codes];
+    return this.#call<number>(queue, 'addCodes', [this.#keysOf(queue).codes, this.#keysOf(queue).meta], args);
   }
 
   async cohort(queue: string, from: number, count: number): Promise<CohortPage> {
@@ -388,9 +389,8 @@ export class RedisStore implements Store {
     return reply;
   }
 
-  /** A position reply: learn the generation and Redis's clock from it (read now, so after the script ran). */
-  #position(queue: string, reply: Reply): MemberSnapshot {
-    const { snapshot, generation } = decodePosition(reply);
+  /** A decoded position reply: learn the generation and Redis's clock from it (read now, so after the script ran). */
+  #position(queue: string, { snapshot, generation }: ReturnType<typeof decodePosition>): MemberSnapshot {
     this.#generations.learn(queue, generation);
     this.#clock.observe(queue, snapshot.now, performance.now());
     return snapshot;

@@ -2,7 +2,7 @@
 // exchanges with WaitingQueue. Exported for custom stores; users of WaitingQueue
 // see only the results in types.ts.
 
-import type { ControlsLogEntry, MemberInspection, PositionStatus, QueueTotals, WaitSlot } from '../types.js';
+import type { ControlsLogEntry, Lane, LaneStats, MemberInspection, PositionStatus, QueueTotals, WaitSlot } from '../types.js';
 
 import type { ControlsRequest, ControlsView, StoredControls } from './controls-types.js';
 
@@ -57,6 +57,12 @@ export interface MemberSnapshot {
   needsToken?: boolean;
   /** enter only: this call joined the member (or let it through, in passthrough). Optional for custom stores. */
   joined?: boolean;
+  /**
+   * The lanes the store keeps (SPEC §17), when it keeps any: then a WAITING member whose
+   * `score` is in a lane's band (src/lanes.ts LANE_SPAN) waits in that lane, its rank
+   * counting its own lane. Optional for custom stores.
+   */
+  lanes?: readonly Lane[];
 }
 
 /** The shape of the line: enough to estimate a waiting member's rank from its entry sequence. */
@@ -232,6 +238,8 @@ export interface StatsSnapshot {
   pinnedRate?: number | null;
   /** The rate adaptive admission set last, or null. Optional for custom stores. */
   adaptiveRate?: number | null;
+  /** The lanes, the default one first, when the store keeps any (SPEC §17). Optional for custom stores. */
+  lanes?: LaneStats[];
 }
 
 /** Something about the store's setup that can lose members, reported once through the `warning` event. */
@@ -306,6 +314,21 @@ export interface Store {
   revoke?(queue: string, memberId: string, request: { retainMs: number }): Promise<boolean>;
   /** Optional: when the member was last revoked (epoch ms, store time), or null. Reads only. */
   revokedAt?(queue: string, memberId: string): Promise<number | null>;
+  /**
+   * Optional: stores invite codes of one lane (at most 1,000 a call), and the caller's lanes
+   * (a stored lane keeps its index, a new one is appended). A code already stored is left
+   * as it is. Resolves with how many codes were added.
+   */
+  addCodes?(queue: string, request: AddCodesRequest): Promise<number>;
+}
+
+/** {@link Store.addCodes}. */
+export interface AddCodesRequest {
+  /** The queue's lanes, as declared in its options. */
+  lanes: readonly Lane[];
+  lane: string;
+  codes: readonly string[];
+  uses: number;
 }
 
 /** Options of {@link Store.enter}. */
@@ -328,6 +351,13 @@ export interface EnterOptions {
    * `maxPlaces` places is refused with `IdentityLimitError`, nothing written.
    */
   identity?: IdentityRequest;
+  /**
+   * An invite code (src/lanes.ts CODE): a new member joins the code's lane and spends one
+   * use in the same atomic step; an unknown or spent code throws CodeInvalidError and
+   * writes nothing. A member already waiting or holding a token keeps its place: the code
+   * is neither checked nor spent.
+   */
+  code?: string;
 }
 
 /** {@link EnterOptions.identity}: the identity as the store keeps it and its limit of places. */

@@ -131,6 +131,21 @@ describe('against Redis', { timeout: 20_000 }, () => {
     expect(controls).toEqual(await queue.controls());
   });
 
+  it('status shows the invite-code lanes as stored: each lane, its share, members waiting and code uses left', async () => {
+    const name = uniqueName('cli');
+    const queue = new WaitingQueue({ store: new RedisStore({ client }), name, lanes: [{ name: 'vip', share: 0.3 }] });
+    await queue.addCodes('vip', ['V1', 'V2', 'V3']);
+    await queue.enter('plain');
+    await queue.enter('guest', { code: 'V2' });
+    const status = json<{ stats: QueueStats }>(await cli(['status', '--queue', name, '--json']));
+    expect(status.stats.lanes).toEqual([
+      { name: 'default', share: 0.7, waiting: 1, codeUsesLeft: null },
+      { name: 'vip', share: 0.3, waiting: 1, codeUsesLeft: 2 },
+    ]);
+    const text = await cli(['status', '--queue', name]);
+    expect(text.stdout).toMatch(/^lanes\s+default 70% 1 waiting {2}· {2}vip 30% 1 waiting, 2 code uses left$/m);
+  });
+
   it('pause, set, close and schedule change the controls the running queue sees, and only the fields given', async () => {
     const queue = appQueue();
     const store = new RedisStore({ client });

@@ -25,7 +25,7 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
 
 /** A real app: queue routes of the Express adapter over a MemoryStore; every poll is timestamped. */
 async function shop(pollSeconds: number) {
-  const queue = new WaitingQueue({ store: new MemoryStore(), pollingIntervals: [{ seconds: pollSeconds }] });
+  const queue = new WaitingQueue({ store: new MemoryStore(), pollingIntervals: [{ seconds: pollSeconds }], lanes: [{ name: 'vip', share: 0.5 }] });
   const polls: number[] = [];
   const app = express();
   app.use((req, _res, next) => (polls.push(Date.now()), next()));
@@ -52,6 +52,22 @@ describe('waitForEntry', () => {
     expect(grant.entryToken).toBe((await queue.token('alice'))!.entryToken);
     expect(grant.position.status).toBe('READY');
     expect(positions.at(-1)!.status).toBe('READY');
+  });
+
+  it('enters with an invite code: its lane, the code spent once; a spent code rejects with CODE_INVALID', async () => {
+    const { queue, url } = await shop(0.05);
+    await queue.addCodes('vip', ['VIP-9']);
+    await queue.enter('first');
+    const positions: Position[] = [];
+    const waiting = waitForEntry({ url, headers: { 'x-member': 'alice' }, stream: false, code: 'VIP-9', onPosition: (p) => positions.push(p) });
+    await expect.poll(() => positions.length).toBeGreaterThan(2);
+    expect(positions[0]).toMatchObject({ status: 'WAITING', rank: 0, currentTotalWaitingCount: 2 }); // first in the vip lane
+    expect((await queue.stats()).lanes![1]).toMatchObject({ name: 'vip', waiting: 1, codeUsesLeft: 0 });
+    await queue.admit();
+    expect((await waiting).position.status).toBe('READY');
+    const refused = await waitForEntry({ url, headers: { 'x-member': 'bob' }, stream: false, code: 'VIP-9' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(QueueClientError);
+    expect(refused).toMatchObject({ status: 403, code: 'CODE_INVALID' });
   });
 
   it('polls at the hinted interval, spread by the jitter', async () => {

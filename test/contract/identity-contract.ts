@@ -48,6 +48,18 @@ export function describeIdentityContract(label: string, harness: StoreHarness): 
       expect(await queue.enter('x', { identity: 'alice' })).toMatchObject({ status: 'WAITING', rank: 0 });
     });
 
+    it('a member waiting in an invite lane holds its identity’s place; a refused member spends no code', async () => {
+      const { queue, other } = await setup({ lanes: [{ name: 'vip', share: 0.5 }] });
+      await queue.addCodes('vip', ['GOLD-1', 'GOLD-2']);
+      expect(await queue.enter('alice-1', { identity: 'alice', code: 'GOLD-1' })).toMatchObject({ status: 'WAITING', rank: 0 });
+      await expect(other.enter('alice-2', { identity: 'alice' })).rejects.toBeInstanceOf(IdentityLimitError);
+      await expect(other.enter('alice-3', { identity: 'alice', code: 'GOLD-2' })).rejects.toBeInstanceOf(IdentityLimitError);
+      const vip = (await queue.stats()).lanes!.find((lane) => lane.name === 'vip')!;
+      expect(vip).toMatchObject({ waiting: 1, codeUsesLeft: 1 }); // GOLD-2 was not spent
+      await queue.leave('alice-1');
+      expect(await other.enter('alice-3', { identity: 'alice', code: 'GOLD-2' })).toMatchObject({ status: 'WAITING', rank: 0 });
+    });
+
     it('a member holding a token holds the place; leaving, or using the token, frees it', async () => {
       const { queue, other } = await setup();
       await queue.enter('alice-1', { identity: 'alice' });

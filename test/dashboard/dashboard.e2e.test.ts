@@ -34,7 +34,14 @@ const problems: string[] = [];
 /** Every POST the dashboard answered: who sent it and what it got. */
 const posts: Array<{ origin: string | undefined; site: string | undefined; cookie: boolean; status: number }> = [];
 
-const queue = new WaitingQueue({ store: new MemoryStore(), name: 'sneaker-drop', admitRatePerSecond: 4, maxActive: 25, entryTokenTtlSeconds: 6 });
+const queue = new WaitingQueue({
+  store: new MemoryStore(),
+  name: 'sneaker-drop',
+  admitRatePerSecond: 4,
+  maxActive: 25,
+  entryTokenTtlSeconds: 6,
+  lanes: [{ name: 'vip', share: 0.25 }],
+});
 const other = new WaitingQueue({ store: new MemoryStore(), name: 'concert-tickets' });
 
 async function listen(server: Server, host = '127.0.0.1'): Promise<string> {
@@ -46,6 +53,8 @@ async function listen(server: Server, host = '127.0.0.1'): Promise<string> {
 beforeAll(async () => {
   browser = await launchChromium();
   await queue.setControls({ message: 'Thank you for waiting: the drop is live.' });
+  await queue.addCodes('vip', ['VIP-1', 'VIP-2', 'VIP-3', 'VIP-4']);
+  for (const code of ['VIP-1', 'VIP-2', 'VIP-3']) await queue.enter(`guest-${code}`, { code });
   const app = express();
   app.use((req, res, next) => {
     if (req.method === 'POST')
@@ -97,6 +106,8 @@ describe('dashboard in a browser', () => {
     expect(await pixels('waiting')).not.toBe(before.waiting);
     expect(await pixels('admitted')).not.toBe(before.admitted);
     expect(Number((await page.getByTestId('kpi-waiting').textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
+    // The invite-code lanes under the waiting count: the default lane, then vip with its codes left.
+    expect(await page.getByTestId('kpi-lanes').textContent()).toMatch(/^default \d+ \(75 %\) · vip \d+ \(25 %, 1 code uses left\)$/);
     await expect.poll(() => page.locator('#total-admitted').textContent()).toMatch(/^[1-9]/);
 
     // A few more seconds of history, then the picture for the docs.

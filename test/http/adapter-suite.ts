@@ -81,6 +81,8 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
       claimTtlSeconds?: number;
       /** Adaptive admission from 10/s, where only failures move the rate (x0.8 when over 10%). */
       adaptive?: boolean;
+      /** A `vip` lane for invite codes. */
+      lanes?: boolean;
     } = {},
   ) {
     let now = Date.now();
@@ -91,6 +93,7 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
       operationTimeoutMs: 100,
       claimTtlSeconds: options.claimTtlSeconds ?? 30,
       ...(admission ? { admission, admitRatePerSecond: 10, admitBurst: 20 } : {}),
+      ...(options.lanes ? { lanes: [{ name: 'vip', share: 0.5 }] } : {}),
     });
     const orders: Array<Entry | undefined> = [];
     const app = await startApp({ queue, settle: options.settle ?? 'auto', onStoreUnavailable: options.onStoreUnavailable, onOrder: (e) => orders.push(e) });
@@ -135,6 +138,25 @@ export function describeAdapter(name: string, startApp: AppFactory): void {
           const position = (await response.json()) as Position;
           expect(position).toMatchObject({ status: 'WAITING', rank: 0, currentTotalWaitingCount: 1, entryToken: null });
           expect(response.headers.get('retry-after')).toBe(String(position.pollingIntervalSeconds));
+        } finally {
+          await app.close();
+        }
+      });
+
+      it('POST /enter with { "code" } in its body joins the code\'s lane; an unknown or spent code is 403 CODE_INVALID', async () => {
+        const { app, call, queue } = await setup({ lanes: true });
+        try {
+          await queue.addCodes('vip', ['VIP-1']);
+          await call('POST', '/queue/enter', { 'x-member': 'alice' });
+          const vip = await call('POST', '/queue/enter', { 'x-member': 'bob' }, JSON.stringify({ code: 'VIP-1' }));
+          expect(vip.status).toBe(200);
+          expect(await vip.json()).toMatchObject({ status: 'WAITING', rank: 0, currentTotalWaitingCount: 2 });
+          expect((await queue.stats()).lanes).toMatchObject([{ waiting: 1 }, { name: 'vip', waiting: 1, codeUsesLeft: 0 }]);
+          await expectError(await call('POST', '/queue/enter', { 'x-member': 'carol' }, JSON.stringify({ code: 'VIP-1' })), 403, 'CODE_INVALID');
+          await expectError(await call('POST', '/queue/enter', { 'x-member': 'dan' }, JSON.stringify({ code: 42 })), 403, 'CODE_INVALID');
+          expect((await queue.position('carol')).status).toBe('NOT_ENTERED');
+          // Bob reloads the page: the same body again keeps his place and spends nothing.
+          expect(await (await call('POST', '/queue/enter', { 'x-member': 'bob' }, JSON.stringify({ code: 'VIP-1' }))).json()).toMatchObject({ rank: 0 });
         } finally {
           await app.close();
         }

@@ -33,8 +33,14 @@ const cspViolations: string[] = [];
 const flaky = { refuse: true, attempts: 0 };
 
 /** A queue of its own under /q/<name>/, with the page (no redirect: the ready state is shown) and an order route. */
-function mount(app: express.Express, name: string, pollSeconds: number, extra: Partial<Parameters<typeof queueRoutes>[1]> = {}): void {
-  const queue = new WaitingQueue({ store: new MemoryStore(), name, admitRatePerSecond: 50, admitBurst: 1, pollingIntervals: [{ seconds: pollSeconds }] });
+function mount(
+  app: express.Express,
+  name: string,
+  pollSeconds: number,
+  extra: Partial<Parameters<typeof queueRoutes>[1]> = {},
+  lanes: Array<{ name: string; share: number }> = [],
+): void {
+  const queue = new WaitingQueue({ store: new MemoryStore(), name, admitRatePerSecond: 50, admitBurst: 1, pollingIntervals: [{ seconds: pollSeconds }], lanes });
   queues.set(name, queue);
   const memberId = (req: express.Request) => /(?:^|; )member=([\w-]+)/.exec(req.headers.cookie ?? '')?.[1];
   app.use(`/q/${name}`, queueRoutes(queue, { memberId, page: { continueUrl: `/q/${name}/next`, cookiePath: `/q/${name}`, redirect: false }, ...extra }));
@@ -57,6 +63,7 @@ beforeAll(async () => {
   });
   mount(app, 'flaky', 60);
   mount(app, 'gated', 0.5, { gate: powGate({ hmacKey: 'e2e-room-hmac-key-0123456789', difficulty: 2000 }) });
+  mount(app, 'invited', 0.5, {}, [{ name: 'vip', share: 0.5 }]);
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -69,14 +76,14 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-async function visit(queue: string, member: string, options: { lang: string; js: boolean }): Promise<{ page: Page; context: BrowserContext }> {
+async function visit(queue: string, member: string, options: { lang: string; js: boolean; code?: string }): Promise<{ page: Page; context: BrowserContext }> {
   const context = await browser.newContext({ javaScriptEnabled: options.js, viewport: { width: 720, height: 760 }, locale: options.lang });
   await context.addCookies([{ name: 'member', value: member, url: base }]);
   const page = await context.newPage();
   page.on('console', (m) => {
     if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
   });
-  await page.goto(`${base}/q/${queue}/room?lang=${options.lang}`);
+  await page.goto(`${base}/q/${queue}/room?lang=${options.lang}${options.code ? `&code=${options.code}` : ''}`);
   return { page, context };
 }
 
@@ -217,6 +224,20 @@ describe('the waiting page in Chromium', () => {
     await queue.admit();
     await expect.poll(() => slot(page, 'place-line'), { timeout: 20_000 }).toBe('You are number 4 in line');
     await context.close();
+  });
+
+  it('enters with the invite code of its address (?code=): first in the code\'s lane; a spent code is refused', async () => {
+    const queue = queues.get('invited')!;
+    await queue.addCodes('vip', ['VIP-E2E']);
+    for (let i = 0; i < 3; i++) await queue.enter(`plain-${i}`);
+    const { page, context } = await visit('invited', 'gus', { lang: 'en', js: true, code: 'VIP-E2E' });
+    await expect.poll(() => slot(page, 'place-line')).toBe('You are number 1 in line');
+    expect((await queue.stats()).lanes![1]).toMatchObject({ name: 'vip', waiting: 1, codeUsesLeft: 0 });
+    await context.close();
+    const late = await visit('invited', 'hal', { lang: 'en', js: true, code: 'VIP-E2E' });
+    await expect.poll(() => late.page.locator('main').getAttribute('data-state')).toBe('refused');
+    expect(await queue.state('hal')).toBe('NOT_ENTERED');
+    await late.context.close();
   });
 
   it('solves the gate’s proof-of-work challenge before entering', async () => {

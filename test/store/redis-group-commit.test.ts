@@ -109,7 +109,7 @@ describe.each(CLIENT_KINDS)('group commit on %s', (kind) => {
   });
 
   it('a batch mixing new members (one of them twice), a live token and waiting members answers as the enters one by one', async () => {
-    // The batch path of lua/enterIfAbsent-8.lua reads every member up front and writes the new
+    // The batch path of lua/enterIfAbsent-10.lua reads every member up front and writes the new
     // places together; a member met twice, a token holder and a waiting member must still see
     // exactly what the same enters sent one by one see.
     const setUp = async (groupCommit: boolean) => {
@@ -157,7 +157,7 @@ describe.each(CLIENT_KINDS)('group commit on %s', (kind) => {
   });
 
   it('a batch whose members carry presence heads of their own, or none, and passthrough tokens answers and writes as one by one', async () => {
-    // lua/enterIfAbsent-8.lua takes the batch's presence head once (the first member's) and
+    // lua/enterIfAbsent-10.lua takes the batch's presence head once (the first member's) and
     // two values per member; a member with another head, or a token, sends its own.
     const setUp = async (groupCommit: boolean) => {
       const store = new RedisStore({ client: client.client, groupCommit });

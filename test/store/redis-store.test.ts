@@ -24,6 +24,7 @@ import { describeRevokeContract } from '../contract/revoke-contract.js';
 import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeIdentityContract } from '../contract/identity-contract.js';
 import { describeStockContract } from '../contract/stock-contract.js';
+import { describeLanesContract } from '../contract/lanes-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { signingWith } from '../support/signing-keys.js';
 import { describeTruthContract } from '../contract/truth-contract.js';
@@ -78,6 +79,12 @@ describeControlsContract('RedisStore', {
 });
 
 describeStockContract('RedisStore', {
+  async create() {
+    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
+  },
+});
+
+describeLanesContract('RedisStore', {
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },

@@ -49,6 +49,7 @@ export const KEY_POSITIONS: Readonly<Record<string, KeySpec>> = {
       'HGET',
       'HSET',
       'HRANDFIELD',
+      'HSETNX',
       'HDEL',
       'HMGET',
       'HGETALL',

@@ -206,6 +206,14 @@
 
   function showStats(stats) {
     setText('kpi-waiting', count(stats.waiting));
+    // Invite-code lanes (SPEC §17): each lane's members waiting, share and code uses left.
+    const lanes = stats.lanes || [];
+    setText(
+      'kpi-lanes',
+      lanes
+        .map((l) => `${l.name} ${count(l.waiting)} (${Math.round(l.share * 100)} %${l.codeUsesLeft === null ? '' : `, ${count(l.codeUsesLeft)} code uses left`})`)
+        .join(' · '),
+    );
     setText('kpi-rate', rate(stats.admittedPerSecond));
     setText('kpi-claimed', count(stats.claimed));
     const cap = controls && typeof controls.maxActive === 'number' ? controls.maxActive : null;

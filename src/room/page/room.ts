@@ -139,11 +139,17 @@ function start(root: HTMLElement): void {
     schedulePoll(position?.pollingIntervalSeconds ?? 1); // until the stream opens
   }
 
+  /** An invite code from the page's address (`?code=`), sent in the enter's body (docs/fair-entry.md). */
+  const inviteCode = new URLSearchParams(location.search).get('code');
+
   /** Joins the line through the gate: a proof-of-work challenge is solved here; others are handed to the app (event `waitgate:challenge`). */
   async function enter(solution?: { header: string; value: string }): Promise<void> {
     let response: Response;
     try {
-      response = await fetch('enter', { method: 'POST', headers: solution ? { [solution.header]: solution.value } : {}, credentials: 'same-origin' });
+      const headers: Record<string, string> = solution ? { [solution.header]: solution.value } : {};
+      if (inviteCode) headers['content-type'] = 'application/json';
+      const body = inviteCode ? JSON.stringify({ code: inviteCode }) : null;
+      response = await fetch('enter', { method: 'POST', headers, body, credentials: 'same-origin' });
     } catch {
       show('problem');
       return void setTimeout(() => void enter(solution), 5000);
@@ -168,7 +174,7 @@ function start(root: HTMLElement): void {
       announce('held-elsewhere', `${texts.heldElsewhereTitle}. ${texts.heldElsewhereText}`);
       return;
     }
-    if (error?.code === 'QUEUE_CLOSED') {
+    if (error?.code === 'QUEUE_CLOSED' || error?.code === 'CODE_INVALID') {
       setText('refused-message', error.message ?? texts.closedText);
       show('refused');
       announce('refused', `${texts.refusedTitle}. ${error.message ?? ''}`);

@@ -1,4 +1,4 @@
-// One admission step (mirrors lua/popAndIssue-8.lua): reap lapsed tokens, refill the
+// One admission step (mirrors lua/popAndIssue-9.lua): reap lapsed tokens, refill the
 // bucket, take live members from the head, issue their tokens, record the figures.
 
 import { recordAdmissionStep } from '../../admission-window.js';
@@ -7,11 +7,11 @@ import { recordWaits } from '../../queue-figures.js';
 import { MIN_PACE_EVIDENCE, defaultBurst, nextPace, presenceHead, stepOffer } from '../../rates.js';
 import type { AdmitRequest, AdmitResult } from '../store.js';
 import { beforeOpening, deadlineOf, type QueueState } from './state.js';
+import { takeFromHead, takeByShares, type TakeRules } from './take.js';
 
-/** lua/popAndIssue-8.lua PASSTHROUGH_BATCH, MAX_DROPS and MAX_HELD. */
+/** lua/popAndIssue-9.lua PASSTHROUGH_BATCH and MAX_DROPS. */
 const PASSTHROUGH_BATCH = 2000;
 const MAX_DROPS = 1000;
-const MAX_HELD = 256;
 
 /** How long an admit id is remembered (as the Lua script does). */
 const ADMIT_ID_MEMORY_MS = 300_000;
@@ -47,7 +47,8 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
     bucket.refilledAt = now;
   }
   const whole = Math.min(Math.floor(bucket.tokens + 1e-9), burst);
-  const waitingBefore = q.waiting.size;
+  const laneLengths = q.lanes?.lines.map((line) => line.size) ?? [];
+  const waitingBefore = laneLengths.reduce((sum, length) => sum + length, q.waiting.size);
   let admittable = Math.min(Math.floor(bucket.tokens + 1e-9), burst, waitingBefore);
   if (maxActive !== null) admittable = Math.min(admittable, maxActive - active);
   const passthrough = c.mode === 'passthrough';
@@ -62,7 +63,7 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
 
   // Take members from the head until n live members are found; the dead are dropped at
   // no admission cost, the silent for holdSilentAfterMs (not yet abandonAfterMs) are
-  // held: left in place (mirrors lua/popAndIssue-8.lua).
+  // held: left in place (mirrors lua/popAndIssue-9.lua).
   const abandonAfter = request.abandonAfterMs ?? null;
   const tracking = abandonAfter !== null && !passthrough;
   const holdSilent = tracking && (request.holdSilentAfterMs ?? -1) >= 0 ? request.holdSilentAfterMs! : null;
@@ -81,30 +82,11 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
     q.dropBucket = drops;
     dropBudget = Math.min(MAX_DROPS, Math.floor(drops.tokens + 1e-9));
   }
-  const live: string[] = [];
-  const liveScores: number[] = [];
-  const abandoned: string[] = [];
-  const held = new Set<string>();
-  let examined = 0; // the members before this rank are decided or held
-  while (live.length < n) {
-    const member = q.waiting.memberAtRank(examined);
-    if (member === null) break;
-    const seenAt = q.seen.get(member);
-    if (tracking && (seenAt === undefined || now - seenAt > abandonAfter)) {
-      if (abandoned.length >= dropBudget) break; // out of drops: it stays in place, and so does everyone behind it
-      abandoned.push(member);
-      q.seen.delete(member);
-    } else if (holdSilent !== null && held.size < MAX_HELD && now - seenAt! > holdSilent) {
-      // Beyond MAX_HELD a silent member is admitted, as without holding: the held never slow the line down.
-      held.add(member);
-    } else {
-      live.push(member);
-      liveScores.push(q.waiting.seqOf(member)!);
-      q.seen.delete(member);
-    }
-    examined++;
-  }
-  q.waiting.removeHeadExcept(examined, held);
+  const rules: TakeRules = { now, abandonAfter: tracking ? abandonAfter : null, holdSilent, dropBudget, seen: q.seen };
+  // With lanes, the places are shared by the lanes' shares (mirrors lua/includes/laneAdmission.lua).
+  const { live, liveScores, abandoned, held } = q.lanes
+    ? takeByShares(q.waiting, q.lanes, n, laneLengths, c.scoreBase ?? 0, rules)
+    : takeFromHead(q.waiting, n, rules);
   if (q.dropBucket && tracking && dropRate !== null) q.dropBucket.tokens -= abandoned.length;
   const pickupBy = request.pickupTimeoutMs === undefined || request.pickupTimeoutMs === null ? 0 : Math.min(now + request.pickupTimeoutMs, expiresAt);
   const admitted = live.map((memberId, i) => {
@@ -125,7 +107,7 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
   if (stockLeft !== undefined) q.controls = { ...q.controls, stockAvailable: Math.max(0, stockLeft - active - admitted.length) };
   q.totals.abandoned += abandoned.length;
   q.window = recordAdmissionStep(q.window, admitted.length, waitingBefore, now, request.windowMs, abandoned.length);
-  // The pace of the line (mirrors lua/popAndIssue-8.lua): every step decays it; a step
+  // The pace of the line (mirrors lua/popAndIssue-9.lua): every step decays it; a step
   // that left members waiting adds its moves and the tokens the rate offered since the step before.
   const moved = admitted.length + abandoned.length;
   const counted = q.pace !== null && !passthrough && !standing && waitingBefore > moved;
@@ -137,10 +119,10 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
     // After this call returns, as a push from Redis arrives after the step.
     for (const listener of q.headMoveListeners) queueMicrotask(() => listener(headMoves));
   }
-  return { expiresAt, active: active + admitted.length, admitted, admittable, abandoned, held: held.size };
+  return { expiresAt, active: active + admitted.length, admitted, admittable, abandoned, held };
 }
 
-/** Adaptive admission's rate in force, evaluated at most once a second (mirrors lua/popAndIssue-8.lua). */
+/** Adaptive admission's rate in force, evaluated at most once a second (mirrors lua/popAndIssue-9.lua). */
 function adaptiveRate(q: QueueState, now: number, request: AdmitRequest): number {
   const limits = request.adaptive;
   if (!limits) return request.ratePerSecond;

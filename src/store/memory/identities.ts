@@ -1,15 +1,16 @@
 // One place per identity (SPEC §17), mirroring lua/includes/identity.lua: identity key -> the
 // members that took places under it. A recorded member counts only while it still holds a
-// place (waiting, or a token not past its deadline).
+// place (waiting in any lane, or a token not past its deadline).
 
 import { IdentityLimitError } from '../../errors.js';
 import type { IdentityRequest } from '../store.js';
+import { laneOf } from './lanes.js';
 import { deadlineOf, type QueueState } from './state.js';
 
-/** Whether the member waits or holds a token not past its deadline. */
+/** Whether the member waits (in the default line or an invite lane) or holds a token not past its deadline. */
 function holdsPlace(q: QueueState, member: string, now: number): boolean {
   const record = q.tokens.get(member);
-  return q.waiting.has(member) || (record !== undefined && deadlineOf(record) > now);
+  return q.waiting.has(member) || laneOf(q, member) !== null || (record !== undefined && deadlineOf(record) > now);
 }
 
 /** The members other than `member` recorded under `key` that still hold a place. */

@@ -1,10 +1,12 @@
-// Read-only views of a queue (mirrors lua/stats-4.lua, inspect-4.lua and
+// Read-only views of a queue (mirrors lua/stats-5.lua, inspect-5.lua and
 // queueSnapshot-2.lua): the figures, one member in detail, the shape of the line.
 
 import type { MemberInspection } from '../../types.js';
 import type { QueueSnapshot, StatsSnapshot } from '../store.js';
 import type { WaitingLine } from '../waiting-line.js';
 import { controlsView, deadlineOf, type QueueState } from './state.js';
+import { laneStats } from '../../lanes.js';
+import { laneOf, laneWaiting } from './lanes.js';
 
 export function stats(q: QueueState, now: number): StatsSnapshot {
   let active = 0;
@@ -13,8 +15,9 @@ export function stats(q: QueueState, now: number): StatsSnapshot {
     if (deadlineOf(record) > now) active++;
     if (record.claimId !== null && record.claimExp > now) claimed++;
   }
-  return {
-    waiting: q.waiting.size,
+  const waiting = q.waiting.size + laneWaiting(q);
+  const snapshot: StatsSnapshot = {
+    waiting,
     active,
     claimed,
     abandoned: q.totals.abandoned,
@@ -25,11 +28,20 @@ export function stats(q: QueueState, now: number): StatsSnapshot {
     adaptiveRate: q.adaptive?.rate ?? null,
     waitSlots: q.waitSlots.map((slot) => slot && { ...slot, counts: new Map(slot.counts) }),
   };
+  const l = q.lanes;
+  if (l)
+    snapshot.lanes = laneStats(
+      l.lanes,
+      waiting,
+      l.lines.map((line) => line.size),
+      l.usesLeft,
+    );
+  return snapshot;
 }
 
 export function inspect(q: QueueState, now: number, memberId: string): Omit<MemberInspection, 'memberId'> {
   const record = q.tokens.get(memberId);
-  const base = { totalWaiting: q.waiting.size, now, rank: null, tokenExpiresAt: null, leaseExpiresAt: null, pickupBy: null, lastSeenAt: null };
+  const base = { totalWaiting: q.waiting.size + laneWaiting(q), now, rank: null, tokenExpiresAt: null, leaseExpiresAt: null, pickupBy: null, lastSeenAt: null };
   if (record && deadlineOf(record) > now) {
     const claimed = record.claimId !== null && record.claimExp > now;
     return {
@@ -40,7 +52,8 @@ export function inspect(q: QueueState, now: number, memberId: string): Omit<Memb
       pickupBy: record.pickupBy > 0 ? record.pickupBy : null,
     };
   }
-  const rank = q.waiting.rank(memberId);
+  // A member of a lane: its rank counts its own lane.
+  const rank = q.waiting.rank(memberId) ?? laneOf(q, memberId)?.line.rank(memberId) ?? null;
   if (rank === null) return { ...base, status: 'NOT_ENTERED' };
   return { ...base, status: 'WAITING', rank, lastSeenAt: q.seen.get(memberId) ?? null };
 }

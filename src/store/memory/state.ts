@@ -3,6 +3,7 @@
 // snapshots) as a function of this state and the clock's `now`.
 
 import type { Cohort } from './cohort.js';
+import type { Lane } from '../../types.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { EMPTY_WINDOW } from '../../admission-window.js';
 import type { QueueMode } from '../../controls.js';
@@ -30,6 +31,8 @@ export interface TokenRecord {
 export interface QueueState {
   /** The cohort of a shuffled pre-queue (./cohort.ts); absent before its first member. */
   cohort?: Cohort;
+  /** Invite codes and lanes (./lanes.ts); absent before the first codes. */
+  lanes?: LaneState;
   seq: number;
   waiting: WaitingLine;
   tokens: Map<string, TokenRecord>;
@@ -62,6 +65,16 @@ export interface QueueState {
   headMoves: number;
   /** Listeners of watchHeadMoves (the channel "<meta key>:moves" of RedisStore). */
   headMoveListeners: Set<HeadMovesListener>;
+}
+
+/** A queue's lanes once codes were added (mirrors meta ln, lc, lu<i>, and the `lanes` and `codes` keys). */
+export interface LaneState {
+  lanes: Lane[];
+  /** lines[i]: lane i + 1. */
+  lines: WaitingLine[];
+  carries: number[];
+  usesLeft: number[];
+  codes: Map<string, { lane: string; usesLeft: number }>;
 }
 
 /** The controls as kept (mirrors lua/includes/controls.lua); undefined: never set. */

@@ -1,6 +1,6 @@
 // What happens to an issued token: claimed for an order, consumed, released, left,
-// picked up (mirrors lua/claimToken-4.lua, consume-6.lua, release-4.lua, leave-6.lua
-// and touchMembers-5.lua).
+// picked up (mirrors lua/claimToken-4.lua, consume-6.lua, release-4.lua, leave-7.lua
+// and touchMembers-6.lua).
 
 import { STOCK_ACTOR } from '../../controls-log.js';
 import { logChange } from './controls-log.js';
@@ -8,6 +8,7 @@ import { ORDER_WINDOW_MS } from '../../admission-control.js';
 import type { ClaimRequest, ClaimResult, ConsumeRequest, ReleaseRequest } from '../store.js';
 import { deadlineOf, sameToken, type QueueState, type TokenRecord } from './state.js';
 import { sellOne } from './stock.js';
+import { laneOf } from './lanes.js';
 
 export function claim(q: QueueState, now: number, request: ClaimRequest): ClaimResult {
   const record = q.tokens.get(request.memberId);
@@ -59,7 +60,7 @@ function settled(record: TokenRecord, now: number, leaseMs: number | undefined, 
 }
 
 export function leave(q: QueueState, now: number, memberId: string): boolean {
-  const wasWaiting = q.waiting.remove(memberId);
+  const wasWaiting = q.waiting.remove(memberId) || (laneOf(q, memberId)?.line.remove(memberId) ?? false);
   q.seen.delete(memberId);
   const record = q.tokens.get(memberId);
   const hadToken = record !== undefined && deadlineOf(record) > now;
@@ -77,7 +78,7 @@ export function dropToken(q: QueueState, now: number, memberId: string): boolean
 export function touch(q: QueueState, now: number, request: { seen: readonly string[]; pickedUp: readonly string[] }): number {
   let recorded = 0;
   for (const memberId of request.seen) {
-    if (!q.waiting.has(memberId)) continue;
+    if (!q.waiting.has(memberId) && !laneOf(q, memberId)) continue;
     q.seen.set(memberId, now);
     recorded++;
   }

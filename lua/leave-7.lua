@@ -12,6 +12,7 @@
   KEYS[4] leases   zset member -> claim lease expiry (ms)
   KEYS[5] meta     hash: gen
   KEYS[6] seen     hash member -> last sign of life (ms)
+  KEYS[7] lanes    zset member -> lane score (lua/includes/lanes.lua)
 
   ARGV[1] generation the caller knows ('' if none)   ARGV[2] member id
 
@@ -27,10 +28,10 @@ if not expected or not member or member == '' then return redis.error_reply('ERR
 local now = nowMs()
 if not checkGeneration(KEYS[5], expected) then return STATE_LOST end
 
-local wasWaiting = redis.call('ZREM', KEYS[1], member)
+local wasWaiting = redis.call('ZREM', KEYS[1], member) + redis.call('ZREM', KEYS[7], member)
 redis.call('HDEL', KEYS[6], member)
 local record = parseRecord(redis.call('HGET', KEYS[2], member))
 local hadToken = record and deadlineOf(record) > now
 if record then dropToken(KEYS[2], KEYS[3], KEYS[4], member) end
-if wasWaiting == 1 or hadToken then return 1 end
+if wasWaiting > 0 or hadToken then return 1 end
 return 0

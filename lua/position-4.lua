@@ -7,7 +7,9 @@
 
   KEYS[1] waiting  zset member -> entry sequence
   KEYS[2] tokens   hash member -> token record
-  KEYS[3] meta     hash: gen, seq, bucket, admission window
+  KEYS[3] meta     hash: gen, seq, bucket, admission window, ln (the lanes)
+  KEYS[4] lanes    zset member -> lane score (lua/includes/lanes.lua), read only while
+                   meta ln is set: a lane member's rank counts its own lane
 
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2..] member ids, one per look-up, at most MAX_BATCH (256)
@@ -16,7 +18,8 @@
   shared is what every member's answer has in common, sent once (sharedReply in
   lua/includes/readPosition.lua: now, generation, window, controls), then one compact
   positionReply per member id, in the order sent. Per call: TIME and HMGET meta once;
-  per member HGET tokens, ZCARD, ZSCORE, ZRANK.
+  per member HGET tokens, ZCARD, ZSCORE, ZRANK (with lanes stored, a member not in the
+  default lane: ZSCORE and ZCOUNT lanes instead of ZRANK; ZCARD lanes once).
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -33,9 +36,9 @@ local meta = readMeta(KEYS[3])
 local gen = acceptGeneration(meta[1], expected)
 if not gen then return { STATE_LOST } end
 compactReplies = true
-local replies = { sharedReply(now, meta, gen, expected) }
+local replies = { sharedReply(now, meta, gen, expected, KEYS[4]) }
 for i = 2, #ARGV do
   local member = ARGV[i]
-  replies[i] = readPosition(KEYS[1], member, liveRecord(KEYS[2], member, now), now, meta, gen, expected)
+  replies[i] = readPosition(KEYS[1], member, liveRecord(KEYS[2], member, now), now, meta, gen, expected, KEYS[4])
 end
 return replies

@@ -10,6 +10,8 @@
   KEYS[3] active   zset member -> token deadline (ms)
   KEYS[4] seen     hash member -> last sign of life (ms)
   KEYS[5] meta     hash: gen
+  KEYS[6] lanes    zset member -> lane score (lua/includes/lanes.lua): a member seen who
+                   is not in the default lane may wait in a lane (read only then)
 
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2] k, the number of members seen waiting
@@ -37,6 +39,14 @@ if k > 0 then
   -- One ZMSCORE and one HSET for all of them: a command per id would cost Redis about
   -- three times as much, and at a million polling this script is most of Redis's work.
   local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 3, 2 + k))
+  local others = {}
+  for i = 1, k do if not scores[i] then others[#others + 1] = i end end
+  if #others > 0 then
+    local ids = {}
+    for j, i in ipairs(others) do ids[j] = ARGV[2 + i] end
+    local inLanes = redis.call('ZMSCORE', KEYS[6], unpack(ids))
+    for j, i in ipairs(others) do scores[i] = inLanes[j] end
+  end
   local fields = {}
   for i = 1, k do
     if scores[i] then

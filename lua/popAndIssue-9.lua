@@ -15,6 +15,8 @@
   KEYS[7] seen     hash member -> last sign of life (ms), near the head only
   KEYS[8] entries  zset entry score -> time (ms): entry checkpoints, for the wait of
                    each member admitted (lua/includes/queueFigures.lua)
+  KEYS[9] lanes    zset member -> lane score: members who entered with an invite code
+                   (lua/includes/lanes.lua); read only while meta ln is set
 
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2] rate per second   ARGV[3] burst (-1: never set, it follows the rate in force,
@@ -50,9 +52,15 @@
   Stock (meta sk, lua/includes/stock.lua): in every mode, the tokens in play after the
   step never exceed the stock left; the step writes sa, the stock left minus them.
 
+  Lanes (meta ln, lua/includes/laneAdmission.lua): the step's places are shared among the
+  default lane and the named lanes by their shares, a lane's unused share going to the
+  others; each lane's fractional carry is kept in meta lc. The admitted are then in
+  the order of their entry sequence across lanes. Without ln nothing of this runs.
+
   Work: bounded by the members examined (takeFromHead.lua: at most 2n + 1,256, n at most
-  10,000), the tokens reaped and the entry checkpoints passed (at most one a second of
-  entries); a few O(log N) commands otherwise.
+  10,000; with lanes, 2n + 1,000 + 256 per lane, at most MAX_LANES + 1 lines), the
+  tokens reaped and the entry checkpoints passed (at most one a second of entries); a
+  few O(log N) commands otherwise.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -65,7 +73,9 @@
 --- @include "adaptiveRate"
 --- @include "ratesInForce"
 --- @include "reapTokens"
+--- @include "lanes"
 --- @include "takeFromHead"
+--- @include "laneAdmission"
 --- @include "pace"
 
 local FIRST_TOKEN = 15
@@ -94,7 +104,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 if redis.call('ZSCORE', KEYS[6], admitId) then return { int(expiresAt), active, gen, 0, 0, 0 } end
 
 -- meta, by field name: the bucket, the window, the controls, the pre-queue band, the pace.
-local fields = { 'bt', 'bts', 'cm', 'co', 'cr', 'cb', 'ca', 'pb', 'sb', 'sk' }
+local fields = { 'bt', 'bts', 'cm', 'co', 'cr', 'cb', 'ca', 'pb', 'sb', 'sk', 'ln', 'lc' }
 for _, f in ipairs(WINDOW_FIELDS) do fields[#fields + 1] = f end
 for _, f in ipairs(PACE_FIELDS) do fields[#fields + 1] = f end
 local values = redis.call('HMGET', KEYS[5], unpack(fields))
@@ -127,6 +137,12 @@ local whole = math.min(math.floor(tokens + 1e-9), burst)
 -- How many the bucket, burst, cap and queue length allow, then how many of those
 -- the fresh tokens sent cover.
 local waitingBefore = redis.call('ZCARD', KEYS[1])
+local lanes, lengths, defaultLength
+if m.ln then
+  lanes, defaultLength = parseLanes(m.ln), waitingBefore
+  lengths = laneLengths(KEYS[9], lanes)
+  for i = 1, #lengths do waitingBefore = waitingBefore + lengths[i] end
+end
 local admittable = math.min(math.floor(tokens + 1e-9), burst, waitingBefore)
 if maxActive >= 0 then admittable = math.min(admittable, maxActive - active) end
 local passthrough = mode == 'passthrough'
@@ -144,8 +160,14 @@ if tracking and dropHorizon > 0 then
   local dropRate = presenceHead(rate, burst, abandonAfter) * 1000 / dropHorizon
   budget, dropTokens, dropRefilledAt = dropBudget(KEYS[5], now, dropRate)
 end
-local admitted, admittedScores, dropped, held = takeFromHead(KEYS[1], KEYS[7], now, n,
-  tracking and abandonAfter or -1, holdSilent, budget)
+local admitted, admittedScores, dropped, held, carries
+if lanes then
+  admitted, admittedScores, dropped, held, carries = takeByShares(KEYS[1], KEYS[9], KEYS[7], now, n, lanes, lengths,
+    defaultLength, parseCarries(m.lc), tonumber(m.sb) or 0, tracking and abandonAfter or -1, holdSilent, budget)
+else
+  admitted, admittedScores, dropped, held = takeFromHead(KEYS[1], KEYS[7], now, n,
+    tracking and abandonAfter or -1, holdSilent, budget)
+end
 if dropTokens then
   redis.call('HSET', KEYS[5], 'dt', string.format('%.17g', dropTokens - #dropped), 'dts', int(dropRefilledAt))
 end
@@ -199,6 +221,10 @@ end
 -- %.17g keeps the bucket's exact double, as MemoryStore does: both stores admit alike
 -- near a whole token.
 local metaFields = { 'bt', string.format('%.17g', tokens), 'bts', int(refilledAt) }
+if carries and n > 0 then
+  metaFields[#metaFields + 1] = 'lc'
+  metaFields[#metaFields + 1] = formatCarries(carries)
+end
 if stockLeft then
   metaFields[#metaFields + 1] = 'sa'
   metaFields[#metaFields + 1] = int(math.max(0, stockLeft - active - n))

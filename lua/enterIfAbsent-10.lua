@@ -14,6 +14,9 @@
   KEYS[6] seen     hash member -> last sign of life (ms), kept only near the head
   KEYS[7] entries  zset entry score -> time (ms): entry checkpoints (lua/includes/queueFigures.lua)
   KEYS[8] identities hash identity -> the members holding its places (lua/includes/identity.lua)
+  KEYS[9] lanes    zset member -> lane score: members who entered with an invite code
+                   (lua/includes/lanes.lua); read only while meta ln is set or a code is sent
+  KEYS[10] codes   hash code -> "<lane>|<uses left>" (lua/includes/lanes.lua)
 
   ARGV[1] generation the caller knows ('' if none)
   ARGV[2] presence head of the batch ('' for none): a waiting member whose rank is below it
@@ -36,6 +39,13 @@
           A member entering under an identity (one place per identity, SPEC §17) sends
           '@identity|max|' before either: the identity's hash (base64url) and its limit of
           places (1..100).
+          A member with an invite code sends '#code|' before that value (after any identity) (a code is
+          1-64 of A-Z a-z 0-9 . _ -, src/lanes.ts). A new member (neither waiting in any lane nor holding a live token)
+          joins the code's lane and spends one use of the code in the same step; a member
+          already placed keeps its place and the code is neither checked nor spent (a reload
+          of the page with the code spends nothing); an unknown or spent code: CODE_INVALID,
+          nothing written. Passthrough or the safety net let a code's member in without
+          spending the code.
 
   Returns { STATE_LOST } (for the whole batch: the queue's generation is not the one
   the caller knows), or { shared, offset, reply1, reply2, ... }: shared is what every
@@ -50,7 +60,8 @@
   token sent), { LATE } (arrived after its deadline: nothing written for it),
   { BAD_ARGUMENTS } (an empty member id or a malformed value: nothing written for it),
   { IDENTITY_LIMIT } (a new member whose identity's other members hold its limit of
-  places: nothing written for it).
+  places: nothing written for it), { CODE_INVALID } (an unknown or spent invite code:
+  nothing written for it).
   One member's LATE or BAD_ARGUMENTS leaves the others' results as if it were absent.
   An error reply when ARGV is not a whole number of members, or when every member is
   late (a lone late enter, as before batches: Redis counts the refusal in errorstats).
@@ -65,11 +76,13 @@
   token record, not waiting) one ZADD NX of all their places, one HSET seen of their
   signs of life and ZCARD once, so such a member costs no call of its own. A member
   already waiting costs a ZRANK; one with a token record, one let through in passthrough,
-  a drawn pre-queue place, a member with an identity, or a member met a second time in the
-  batch is entered as alone (what a lone enter costs). An identity adds a ZSCORE, an HGET
-  and the check of its recorded members (two calls each, at most its limit of them), and
-  for a new place an HSET and the look at one other identity (lua/includes/identity.lua).
-  The work is bounded by the batch (MAX_BATCH) and the limit of places per identity.
+  a drawn pre-queue place, a member with an identity or a code, every member while lanes
+  are stored (meta ln), or a member met a second time in the batch is entered as alone
+  (what a lone enter costs, plus ZSCORE lanes while lanes are stored). An identity adds a
+  ZSCORE, an HGET and the check of its recorded members (three calls each at most, at most
+  its limit of them), and for a new place an HSET and the look at one other identity
+  (lua/includes/identity.lua). The work is bounded by the batch (MAX_BATCH) and the limit
+  of places per identity.
 ]]
 --- @include "now"
 --- @include "tokenRecord"
@@ -85,8 +98,9 @@
 --- @include "safetyNet"
 --- @include "cohort"
 --- @include "identity"
+--- @include "codes"
 
-local LATE, BAD_ARGUMENTS = -4, -5
+local LATE, BAD_ARGUMENTS, CODE_INVALID = -4, -5, -7 -- IDENTITY_LIMIT: -6 (identity.lua)
 local MAX_BATCH, PER_MEMBER = 256, 2
 local argv = ARGV
 local expected, batchHead, net = argv[1], netArgument(argv[2])
@@ -98,6 +112,8 @@ local now = nowMs()
 local meta = readMeta(KEYS[5])
 local gen = acceptGeneration(meta[1], expected)
 if not gen then return { STATE_LOST } end
+local lanesOn = meta[META_LN]
+local lanes = parseLanes(meta[META_LN])
 local C = META_CONTROLS_AT
 local mode = meta[C] or 'open'
 local opensAt = tonumber(meta[C + 2])
@@ -130,7 +146,7 @@ end
 -- A new member let in at once (passthrough or the safety net), its reply READY and joined.
 local function letIn(member, freshToken, ttl)
   local issued = issueAtOnce(KEYS[2], KEYS[3], KEYS[5], member, freshToken, ttl, now)
-  local reply = readPosition(KEYS[1], member, issued, now, meta, gen, expected)
+  local reply = readPosition(KEYS[1], member, issued, now, meta, gen, expected, KEYS[9])
   reply[#reply + 1] = 1
   return reply
 end
@@ -141,14 +157,27 @@ local function present(reply, member, presenceHead)
   return reply
 end
 
+-- A member with a code who is neither waiting (in any lane) nor holding a live token:
+-- the code's lane index, or false for a code that gives no place. Reads only.
+local function codeLaneFor(member, code, raw)
+  local record = parseRecord(raw)
+  if record and deadlineOf(record) > now then return nil end
+  if redis.call('ZSCORE', KEYS[1], member) or redis.call('ZSCORE', KEYS[9], member) then return nil end
+  return codeLane(KEYS[10], lanes, code) or false
+end
+
 -- One member's enter, as the single-member script did it: every read live, every write at
 -- once. raw: its tokens field if already read (false for none), else nil. identity: its
--- identity's hash (nil for none), with maxPlaces, the identity's limit of places.
-local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw, identity, maxPlaces)
+-- identity's hash (nil for none), with maxPlaces, the identity's limit of places. code: its
+-- invite code, or nil.
+local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw, identity, maxPlaces, code)
   if notAfter and now > notAfter then return { LATE } end
+  if raw == nil then raw = redis.call('HGET', KEYS[2], member) end
+  -- The code is judged before anything is written (the generation included).
+  local laneIndex = code and codeLaneFor(member, code, raw)
+  if laneIndex == false then return { CODE_INVALID } end
   if gen == '' then gen = newGeneration(KEYS[5]) end
 
-  if raw == nil then raw = redis.call('HGET', KEYS[2], member) end
   local record = parseRecord(raw)
   if record and deadlineOf(record) <= now then
     -- The token expired unused: drop it here so the member can join at the back.
@@ -160,21 +189,24 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw, id
   end
   if record then
     pickUp(KEYS[2], KEYS[3], member, record) -- answering READY: the token is picked up
-    return readPosition(KEYS[1], member, record, now, meta, gen, expected)
+    return readPosition(KEYS[1], member, record, now, meta, gen, expected, KEYS[9])
+  end
+  if lanesOn and not laneIndex and redis.call('ZSCORE', KEYS[9], member) then
+    return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected, KEYS[9]), member, presenceHead)
   end
   if mode ~= 'open' or identity then
     -- Closed, passthrough and an identity's limit treat a new member differently: find out
     -- first whether it waits.
-    if redis.call('ZSCORE', KEYS[1], member) then return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected), member, presenceHead) end
+    if redis.call('ZSCORE', KEYS[1], member) then return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected, KEYS[9]), member, presenceHead) end
     if mode == 'closed' then return { QUEUE_CLOSED, meta[C + 1] or false } end
     if letThrough and (freshToken == '' or not ttl or ttl <= 0) then return { NEED_TOKEN } end
   end
   -- One place per identity: refused before anything is written. Past this check every path
   -- takes a place (let through, let in by the safety net, or a place in the line).
   if identity then
-    local live = placesOf(KEYS[8], KEYS[1], KEYS[2], identity, member, now)
+    local live = placesOf(KEYS[8], KEYS[1], KEYS[9], KEYS[2], identity, member, now)
     if #live >= maxPlaces then return { IDENTITY_LIMIT } end
-    recordPlace(KEYS[8], KEYS[1], KEYS[2], identity, live, member, now)
+    recordPlace(KEYS[8], KEYS[1], KEYS[9], KEYS[2], identity, live, member, now)
   end
   -- Passthrough lets a new member through, except before a scheduled opening: then it
   -- joins the pre-queue like everyone before it (nobody jumps the early arrivals).
@@ -185,11 +217,25 @@ local function enterOne(member, notAfter, freshToken, ttl, presenceHead, raw, id
     waitingCount = waitingCount or redis.call('ZCARD', KEYS[1])
     if waitingCount == 0 and netTakes(KEYS[5], KEYS[3], now, net, meta[C + 5], meta[C + 7], meta[C + 8]) then return letIn(member, freshToken, ttl) end
   end
-  -- NX: a member already waiting keeps its first score (and the candidate is not used).
   local seq = (tonumber(meta[2]) or 0) + 1
+  if laneIndex then
+    -- Into the code's lane, at its back, and one use of the code spent, in this one step.
+    local laneScore = laneIndex * LANE_SPAN + seq
+    redis.call('ZADD', KEYS[9], laneScore, member)
+    spendCode(KEYS[10], KEYS[5], code, laneIndex)
+    meta[2] = seq
+    joined = joined + 1
+    -- Its entry checkpoint in the default lane's scores, which follow the sequence too.
+    if not (beforeOpening and meta[C + 4]) and noteEntry(KEYS[7], KEYS[5], now, sb + seq, tonumber(meta[META_KT])) then meta[META_KT] = now end
+    waitingCount = waitingCount or redis.call('ZCARD', KEYS[1])
+    local reply = present(positionReply(1, laneRank(KEYS[9], laneScore), waitingCount, nil, now, meta, laneScore, gen, expected), member, presenceHead)
+    reply[#reply + 1] = 1
+    return reply
+  end
+  -- NX: a member already waiting keeps its first score (and the candidate is not used).
   local score = entryScore(now, seq, opensAt, meta[C + 3], tonumber(meta[C + 4]), sb, meta[META_SEED], member)
   if redis.call('ZADD', KEYS[1], 'NX', score, member) == 0 then
-    return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected), member, presenceHead)
+    return present(readPosition(KEYS[1], member, nil, now, meta, gen, expected, KEYS[9]), member, presenceHead)
   end
   meta[2] = seq -- the next member of the batch takes the next sequence number
   joined = joined + 1
@@ -214,12 +260,12 @@ end
 -- member: this runs for every member of every batch.
 local find, sub = string.find, string.sub
 local sharedHead = tonumber(batchHead)
-local ids, kinds, limits, heads, tokens, ttls, onTime, bad = {}, {}, {}, {}, {}, {}, 0, 0
+local ids, kinds, limits, heads, tokens, ttls, codes, onTime, bad = {}, {}, {}, {}, {}, {}, {}, 0, 0
 local identities, maxPlaces = {}, {}
 for i = 1, count do
   local at = i * PER_MEMBER + 1 -- ARGV[3] for the first member
   local member, notAfter = argv[at], argv[at + 1]
-  local head, malformed = sharedHead, batchHead ~= '' and not sharedHead
+  local head, malformed, badCode = sharedHead, batchHead ~= '' and not sharedHead, false
   if sub(notAfter, 1, 1) == '@' then
     -- '@identity|max|' first: the member enters under an identity.
     local bar1 = find(notAfter, '|', 2, true)
@@ -232,6 +278,13 @@ for i = 1, count do
       malformed = true
     end
   end
+  if sub(notAfter, 1, 1) == '#' then
+    -- '#code|' then the value as without a code
+    local bar0 = find(notAfter, '|', 2, true)
+    codes[i] = sub(notAfter, 2, (bar0 or 1) - 1)
+    badCode = not bar0 or codes[i] == ''
+    notAfter = bar0 and sub(notAfter, bar0 + 1) or ''
+  end
   local bar = find(notAfter, '|', 1, true)
   if bar then
     -- 'notAfter|ttl|head|token'
@@ -240,7 +293,7 @@ for i = 1, count do
     if bar3 then
       local ttl, presenceHead = sub(notAfter, bar + 1, bar2 - 1), sub(notAfter, bar2 + 1, bar3 - 1)
       head = tonumber(presenceHead)
-      malformed = (ttl ~= '' and not tonumber(ttl)) or (presenceHead ~= '' and not head)
+      malformed = malformed or (ttl ~= '' and not tonumber(ttl)) or (presenceHead ~= '' and not head)
       tokens[i], ttls[i] = sub(notAfter, bar3 + 1), tonumber(ttl)
     else
       malformed = true
@@ -249,7 +302,7 @@ for i = 1, count do
   end
   local limit = tonumber(notAfter)
   local kind = false
-  if member == '' or malformed or (notAfter ~= '' and not limit) then
+  if member == '' or malformed or badCode or (notAfter ~= '' and not limit) then
     kind, bad = BAD_ARGUMENTS, bad + 1
   elseif limit and now > limit then
     kind = LATE
@@ -271,10 +324,11 @@ local offset
 -- The member's enter the single-member way (enterOne), after the batch's deferred writes.
 local function enterAlone(i, raw)
   flush()
-  return enterOne(ids[i], limits[i] or nil, tokens[i] or '', ttls[i], heads[i] or nil, raw, identities[i], maxPlaces[i])
+  return enterOne(ids[i], limits[i] or nil, tokens[i] or '', ttls[i], heads[i] or nil, raw, identities[i], maxPlaces[i], codes[i])
 end
 
-if onTime < 2 then
+-- Lanes stored, or a code sent: each member as alone (a member may wait in a lane).
+if onTime < 2 or lanesOn or next(codes) then
   -- A lone enter: the reads of the batch path would only add calls.
   for i = 1, count do replies[i + 2] = kinds[i] and { kinds[i] } or enterAlone(i) end
 else
@@ -349,6 +403,6 @@ if joined > 0 then
   redis.call('HSET', KEYS[5], 'seq', meta[2])
   redis.call('HINCRBY', KEYS[5], 'te', joined)
 end
-replies[1] = sharedReply(now, meta, gen, expected)
+replies[1] = sharedReply(now, meta, gen, expected, KEYS[9])
 replies[2] = offset or false
 return replies
