@@ -109,8 +109,17 @@ describe('RedisStore on a 3-master Redis Cluster', () => {
       expect(await queue.stats()).toMatchObject({ waiting: 5, active: 4, claimed: 0 });
       // Every key of the queue is on that master, in the slot of its tag, and on no other master.
       const node = cluster.node(master).admin;
-      // (No claim left, so no leases key; nobody revoked, so no revocations key; no control changed, so no log.)
-      const { leases: _noLeaseLeft, revoked: _noneRevoked, log: _noChange, ...written } = queueKeys(prefix, name);
+      // (No claim left, so no leases key; nobody revoked, so no revocations key; no control changed, so no log;
+      // nobody entered under an identity or with an invite code, so no identities, lanes or codes keys.)
+      const {
+        leases: _noLeaseLeft,
+        revoked: _noneRevoked,
+        log: _noChange,
+        identities: _noIdentity,
+        lanes: _noLane,
+        codes: _noCode,
+        ...written
+      } = queueKeys(prefix, name);
       for (const key of Object.values(written)) {
         expect(Number(await node.call('CLUSTER', 'KEYSLOT', key))).toBe(slot);
         expect(await node.exists(key)).toBe(1);
