@@ -118,6 +118,8 @@ async function fullLifecycle(queue: WaitingQueue): Promise<void> {
   await queue.leave('x:y');
   await queue.leave(admissions[3]!.memberId);
   await queue.revoke(a!.memberId); // the revocations key (signed passes)
+  await queue.addCodes('vip', ['GOLD-1']); // the codes key
+  await queue.enter('invited', { code: 'GOLD-1' }); // the lanes key (still waiting: no step after it)
   await queue.setControls({ message: 'Hello' }, { actor: 'ops' }); // the controls log
   expect(await queue.controlsLog()).toHaveLength(1);
   expect((await queue.stats()).claimed).toBe(1);
@@ -128,7 +130,7 @@ describe('RedisStore on a Redis Cluster: slots', () => {
     const prefix = uniqueName('wg');
     const store = new RedisStore({ client, prefix });
     const names = ['orders', 'tickets', 'q.2', 'A-b_c'];
-    for (const name of names) await fullLifecycle(new WaitingQueue({ store, name, admitBurst: 5 }));
+    for (const name of names) await fullLifecycle(new WaitingQueue({ store, name, admitBurst: 5, lanes: [{ name: 'vip', share: 0.3 }] }));
 
     const keys = await keysUnder(prefix);
     for (const name of names) {
