@@ -8,7 +8,7 @@ import { isPowChallenge, solvePowChallenge } from '../../client/pow.js';
 import type { Position } from '../../types.js';
 import type { RoomTexts } from '../en.js';
 import { formatCountdown, viewOf, type RoomState } from '../view.js';
-import { reconnectDelayMs } from './reconnect.js';
+import { reconnectDelayMs, retryAfterRefusalMs } from './reconnect.js';
 
 /** Announcements of an unchanged state come at most this often (SPEC §16: once a minute). */
 const ANNOUNCE_EVERY_MS = 60_000;
@@ -101,14 +101,22 @@ function start(root: HTMLElement): void {
   }
 
   async function poll(): Promise<void> {
+    let next = (position?.pollingIntervalSeconds ?? 5) * 1000;
     try {
       const response = await fetch('position', { headers: { accept: 'application/json' }, credentials: 'same-origin' });
-      if (response.ok) update((await response.json()) as Position);
-      else if (!position) show('problem');
+      if (response.ok) {
+        update((await response.json()) as Position);
+        next = (position?.pollingIntervalSeconds ?? 5) * 1000;
+      } else {
+        if (!position) show('problem');
+        const wait = retryAfterRefusalMs(response.status, response.headers.get('retry-after'), next);
+        if (wait === null) return; // refused for good (e.g. signed out): asking again changes nothing
+        next = Math.max(next, wait);
+      }
     } catch {
       if (!position) show('problem');
     }
-    if (!stream) schedulePoll(position?.pollingIntervalSeconds ?? 5);
+    if (!stream) schedulePoll(next / 1000);
   }
 
   /**
@@ -181,7 +189,8 @@ function start(root: HTMLElement): void {
       return;
     }
     show('problem');
-    setTimeout(() => void enter(solution), 5000);
+    const wait = retryAfterRefusalMs(response.status, response.headers.get('retry-after'), 5000);
+    if (wait !== null) setTimeout(() => void enter(solution), wait);
   }
 
   if (state === 'not-entered') void enter();
