@@ -3,6 +3,7 @@
 
 import { LANE_SPAN } from './lanes.js';
 import { isDrawnBeforeOpening } from './position.js';
+import { dropOldest } from './bounded.js';
 import type { HeadMovesListener, HeadMovesWatch, MemberSnapshot, QueueSnapshot, Store } from './store/store.js';
 
 /** Starts listening to the queue's admission steps (Store.watchHeadMoves, bound to the queue). */
@@ -161,7 +162,7 @@ export class PositionCache {
     // A drawn place's rank can still grow until the opening: it is no bound on later estimates.
     const lastRank = isDrawnBeforeOpening(snapshot.score, snapshot.controls, snapshot.now) ? Number.POSITIVE_INFINITY : snapshot.rank;
     this.#members.set(memberId, { seq: snapshot.score, lastRank });
-    if (this.#members.size > this.#maxMembers) this.#members.delete(this.#members.keys().next().value!);
+    dropOldest(this.#members, this.#maxMembers);
   }
 
   forget(memberId: string): void {

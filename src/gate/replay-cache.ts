@@ -1,6 +1,8 @@
 // Solutions already accepted, until their challenge expires: each is accepted once (per instance:
 // the cache is in process, so that a gate costs the store nothing; see docs/fair-entry.md).
 
+import { dropOldest } from '../bounded.js';
+
 export class ReplayCache {
   readonly #seen = new Map<string, number>();
   readonly #max: number;
@@ -21,6 +23,6 @@ export class ReplayCache {
   /** Drops the expired entries; if all are live, the oldest (the cache's bound beats its memory). */
   #prune(now: number): void {
     for (const [id, until] of this.#seen) if (until <= now) this.#seen.delete(id);
-    while (this.#seen.size > this.#max) this.#seen.delete(this.#seen.keys().next().value!);
+    dropOldest(this.#seen, this.#max);
   }
 }

@@ -8,6 +8,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { estimateWaitSeconds, pollingIntervalFor } from '../position.js';
 import type { Position } from '../types.js';
 import type { WaitingQueue } from '../waiting-queue.js';
+import { dropOldest } from '../bounded.js';
 import { cookieValue, requestHeader } from './request-header.js';
 
 /** The cookie naming a shadowed member's place: a neutral name, as any client may read it. */
@@ -79,7 +80,7 @@ export class ShadowMarks {
   #keep(memberId: string, mark: ShadowMark): void {
     this.#marks.delete(memberId); // re-inserted last: the map's order is the eviction order
     this.#marks.set(memberId, mark);
-    if (this.#marks.size > MAX_MARKS) this.#marks.delete(this.#marks.keys().next().value!);
+    dropOldest(this.#marks, MAX_MARKS);
   }
 
   #mac(memberId: string, mark: ShadowMark): string {

@@ -13,6 +13,7 @@
 //   audience are checked on every request by the caller.
 
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { dropOldest } from '../bounded.js';
 import type { EntryPassReason } from '../pass/verify.js';
 import type { SigningKey } from './keys.js';
 
@@ -54,7 +55,8 @@ export class PassSignatures {
     const { alg, privateKey } = this.#keys.get(this.#kid)!;
     const input = `${base64url(JSON.stringify({ alg, kid: this.#kid, typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`;
     const pass = `${input}.${sign(digestOf(alg), Buffer.from(input), signatureOptions(alg, privateKey)).toString('base64url')}`;
-    remember(this.#issued, pass, REMEMBERED_ISSUED);
+    dropOldest(this.#issued, REMEMBERED_ISSUED - 1);
+    this.#issued.add(pass);
     return pass;
   }
 
@@ -65,7 +67,7 @@ export class PassSignatures {
     if (remembered) return remembered;
     const checked = this.#check(pass);
     if (!(checked instanceof Uint8Array) && pass.length <= REMEMBERED_LENGTH) {
-      if (this.#refused.size >= REMEMBERED_REFUSALS) this.#refused.delete(this.#refused.keys().next().value!);
+      dropOldest(this.#refused, REMEMBERED_REFUSALS - 1);
       this.#refused.set(pass, checked);
     }
     return checked;
@@ -93,10 +95,4 @@ export class PassSignatures {
     }
     return signed ? Buffer.from(body, 'base64url') : { reason: 'BAD_SIGNATURE' };
   }
-}
-
-/** Adds `value` to a set kept at most `limit` long (the oldest leaves first). */
-function remember(set: Set<string>, value: string, limit: number): void {
-  if (set.size >= limit) set.delete(set.values().next().value!);
-  set.add(value);
 }

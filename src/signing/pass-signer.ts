@@ -1,6 +1,7 @@
 // A queue's signed passes (SPEC §15): the READY token the store keeps is the pass's `jti`;
 // members get it wrapped in a compact JWS, and a pass is checked here before any store call.
 
+import { dropOldest } from '../bounded.js';
 import { EntryTokenError } from '../errors.js';
 import { PASS_ISSUER, checkEntryPass, type EntryPassKeys, type EntryPassReason, type PassClaims } from '../pass/verify.js';
 
@@ -44,7 +45,7 @@ export class PassSigner {
     const issuedAt = Math.floor((expiresAt - this.#ttlMs) / 1000);
     const claims = { iss: PASS_ISSUER, aud: this.#queue, sub: memberId, jti, iat: issuedAt, nbf: issuedAt, exp: Math.floor(expiresAt / 1000) };
     const pass = this.#signatures.sign(claims);
-    if (this.#signed.size >= CACHE_SIZE) this.#signed.delete(this.#signed.keys().next().value!);
+    dropOldest(this.#signed, CACHE_SIZE - 1);
     this.#signed.set(jti, pass);
     return pass;
   }
