@@ -38,6 +38,29 @@ async function throughput(op, ms) {
   return (n / (performance.now() - started)) * 1000;
 }
 
+/**
+ * Warms each op, then runs them all in `rounds` interleaved rounds (the order reversed every
+ * other round, so drift falls on every op alike). Per op: its rate in each round (`measure`,
+ * default throughput), and its per-round ratio to the `baseline` op.
+ */
+async function interleaved(ops, { rounds, roundMs, baseline, measure = (_name, op) => throughput(op, roundMs) }) {
+  const names = Object.keys(ops);
+  for (const name of names) await throughput(ops[name], Math.min(roundMs, 300)); // warm
+  const rates = Object.fromEntries(names.map((name) => [name, []]));
+  const ratios = Object.fromEntries(names.map((name) => [name, []]));
+  for (let r = 0; r < rounds; r++) {
+    const perRound = {};
+    for (const name of r % 2 ? [...names].reverse() : names) rates[name].push((perRound[name] = await measure(name, ops[name])));
+    for (const name of names) ratios[name].push(perRound[name] / perRound[baseline]);
+  }
+  return { rates, ratios };
+}
+
+/** The median of each series, rounded to `digits`, under its name (or the name `renamed` gives it). */
+function medians(series, digits, renamed = {}) {
+  return Object.fromEntries(Object.entries(series).map(([name, values]) => [renamed[name] ?? name, round(median(values), digits)]));
+}
+
 /** Member `m` entered and admitted: its pass (or opaque token), read from its position (a concurrent admit() may have admitted it). */
 async function admittedToken(queue, m) {
   await queue.enter(m);
@@ -104,26 +127,20 @@ export async function runPasses({ url, rounds, roundMs, log }) {
     opaque: reject(guards.opaque, [guessed]),
     floor: reject(guards.floor, [guessed]),
   };
-  const names = Object.keys(rejectors);
-
-  const rejected = { signed: [], signedDistinct: [], opaque: [], floor: [], ratio: [], distinctRatio: [] };
   const commands = { signed: [], signedDistinct: [], opaque: [], floor: [] };
-  for (const name of names) await throughput(rejectors[name], Math.min(roundMs, 300)); // warm
-  for (let r = 0; r < rounds; r++) {
-    const order = r % 2 ? [...names].reverse() : names;
-    const perRound = {};
-    for (const name of order) {
+  const rejected = await interleaved(rejectors, {
+    rounds,
+    roundMs,
+    baseline: 'opaque',
+    // Each round also counts the Redis commands the refusals sent (INFO commandstats).
+    async measure(name, op) {
       const before = await commandStats(control);
       let calls = 0;
-      const counted = async (i) => void (await rejectors[name](i), calls++);
-      perRound[name] = await throughput(counted, roundMs);
-      const sent = countCommands(diffStats(before, await commandStats(control))).all; // INFO itself is left out
-      commands[name].push(sent / calls);
-      rejected[name].push(perRound[name]);
-    }
-    rejected.ratio.push(perRound.signed / perRound.opaque);
-    rejected.distinctRatio.push(perRound.signedDistinct / perRound.opaque);
-  }
+      const rate = await throughput(async (i) => void (await op(i), calls++), roundMs);
+      commands[name].push(countCommands(diffStats(before, await commandStats(control))).all / calls); // INFO itself is left out
+      return rate;
+    },
+  });
 
   // The guard's own check without HTTP: queue.claim of a forged pass (refused before any store
   // call) vs a guessed opaque token (refused by the store), at the same concurrency.
@@ -135,15 +152,7 @@ export async function runPasses({ url, rounds, roundMs, log }) {
     if (!refused) throw new Error('expected INVALID');
   };
   const checks = { signed: claimRejects(signed, [forged]), signedDistinct: claimRejects(signed, distinct), opaque: claimRejects(opaque, [guessed]) };
-  const checked = { signed: [], signedDistinct: [], opaque: [], ratio: [], distinctRatio: [] };
-  for (const name of Object.keys(checks)) await throughput(checks[name], Math.min(roundMs, 300)); // warm
-  for (let r = 0; r < rounds; r++) {
-    const order = r % 2 ? ['opaque', 'signedDistinct', 'signed'] : ['signed', 'signedDistinct', 'opaque'];
-    const perRound = {};
-    for (const name of order) checked[name].push((perRound[name] = await throughput(checks[name], roundMs)));
-    checked.ratio.push(perRound.signed / perRound.opaque);
-    checked.distinctRatio.push(perRound.signedDistinct / perRound.opaque);
-  }
+  const checked = await interleaved(checks, { rounds, roundMs, baseline: 'opaque' });
 
   // verifyEntryPass per pass, sequential (no concurrency: the CPU cost of one check).
   const pass = await admittedToken(signed, 'v');
@@ -164,16 +173,7 @@ export async function runPasses({ url, rounds, roundMs, log }) {
     const token = await admittedToken(queue, m);
     await queue.consume(await queue.claim(m, token));
   };
-  const cycles = { signed: [], opaque: [], ratio: [] };
-  for (const q of [signed, opaque]) await throughput(lifecycle(q), Math.min(roundMs, 300));
-  for (let r = 0; r < rounds; r++) {
-    const order = r % 2 ? ['opaque', 'signed'] : ['signed', 'opaque'];
-    const perRound = {};
-    for (const name of order) perRound[name] = await throughput(lifecycle(name === 'signed' ? signed : opaque), roundMs);
-    cycles.signed.push(perRound.signed);
-    cycles.opaque.push(perRound.opaque);
-    cycles.ratio.push(perRound.signed / perRound.opaque);
-  }
+  const cycles = await interleaved({ signed: lifecycle(signed), opaque: lifecycle(opaque) }, { rounds, roundMs, baseline: 'opaque' });
 
   for (const guard of Object.values(guards)) await guard.close();
   wg.disconnect();
@@ -181,27 +181,18 @@ export async function runPasses({ url, rounds, roundMs, log }) {
   const result = {
     settings: { rounds, roundMs, concurrency: CONCURRENCY },
     forgedRejectedPerSecond: {
-      signed: round(median(rejected.signed), 0),
-      signedDistinct: round(median(rejected.signedDistinct), 0),
-      opaque: round(median(rejected.opaque), 0),
-      httpFloor: round(median(rejected.floor), 0),
-      ratio: round(median(rejected.ratio)),
-      distinctRatio: round(median(rejected.distinctRatio)),
+      ...medians(rejected.rates, 0, { floor: 'httpFloor' }),
+      ratio: round(median(rejected.ratios.signed)),
+      distinctRatio: round(median(rejected.ratios.signedDistinct)),
     },
     forgedRefusedPerSecondWithoutHttp: {
-      signed: round(median(checked.signed), 0),
-      signedDistinct: round(median(checked.signedDistinct), 0),
-      opaque: round(median(checked.opaque), 0),
-      ratio: round(median(checked.ratio)),
-      distinctRatio: round(median(checked.distinctRatio)),
+      ...medians(checked.rates, 0),
+      ratio: round(median(checked.ratios.signed)),
+      distinctRatio: round(median(checked.ratios.signedDistinct)),
     },
-    redisCommandsPerRejection: {
-      signed: round(median(commands.signed), 3),
-      signedDistinct: round(median(commands.signedDistinct), 3),
-      opaque: round(median(commands.opaque), 3),
-    },
+    redisCommandsPerRejection: medians({ signed: commands.signed, signedDistinct: commands.signedDistinct, opaque: commands.opaque }, 3),
     verifyMicrosecondsPerPass: round(median(verifyUs), 1),
-    lifecyclePerSecond: { signed: round(median(cycles.signed), 0), opaque: round(median(cycles.opaque), 0), ratio: round(median(cycles.ratio)) },
+    lifecyclePerSecond: { ...medians(cycles.rates, 0), ratio: round(median(cycles.ratios.signed)) },
   };
   const f = result.forgedRejectedPerSecond;
   log(
