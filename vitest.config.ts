@@ -5,23 +5,32 @@ import LongestFirstSequencer from './test/support/sequencer.js';
 const REDIS_PROJECT = ['test/store/redis-*.test.ts', 'test/store/head-moves.test.ts'];
 /** The files that run the built package (dist/) or tsc: slow, and they need `npm run build` first. */
 const BUILT_PROJECT = ['test/types/**/*.test.ts', 'test/cli/**/*.test.ts'];
+/**
+ * Unit files paced by the clock rather than the CPU: event streams at their polling pace, the
+ * client's backoffs. They run in the waiting group.
+ */
+const CLOCKED_PROJECT = ['test/http/**/*.test.ts', 'test/client/**/*.test.ts'];
+/** The short runs of `npm run simulate` and `simulate:bots`: real seconds of a sale, in child processes. */
+const BENCH_PROJECT = ['test/bench/simulate-*.test.ts'];
 /** Bun, Deno and Next.js serving dist/ (their binaries are pinned devDependencies): `npm run build` first. */
 const RUNTIMES_PROJECT = ['test/runtimes/**/*.test.ts'];
 
 // Two groups, one after the other, every file of a group in one pool, longest first
 // (test/support/sequencer.ts).
-// - Busy (`unit`, `built`, `e2e`, `package`): mostly CPU (tsc, Chromium, npm; and timing
-//   asserts that a starved CPU breaks), so one file per core.
-// - Waiting (`redis`, `faults`): mostly sleeps through real TTLs, fault timeouts and
-//   restarts (a quarter of one core, run one file at a time), so several files per core.
+// - Busy (`unit`, `built`, `runtimes`, `e2e`, `package`): mostly CPU (tsc, Chromium, npm, next
+//   build; and timing asserts that a starved CPU breaks), so one file per core.
+// - Waiting (`clocked`, `bench`, `redis`, `faults`): mostly sleeps through real TTLs, fault
+//   timeouts, restarts, polling paces and a sale's seconds, so several files per core (and the
+//   contract suites on Redis run their tests side by side).
 const BUSY = { sequence: { groupOrder: 0 }, maxWorkers: 2 };
 const WAITING = { sequence: { groupOrder: 1 }, maxWorkers: 6 };
 
-// `unit` needs nothing; `built` runs dist/ (the command) and tsc (the type cases); `runtimes`
-// serves dist/ on Bun, Deno and Next.js;
-// `redis` gets a real redis-server from the global setup; `faults` spawns its own servers
-// to break them; `e2e` drives the example shop in Debian's Chromium; `package` installs
-// the packed tarball. `npm run test:quick` runs `unit` and a Redis smoke.
+// `unit` needs nothing; `clocked` (the adapters over real HTTP, the client) neither; `bench`
+// runs the short simulations; `built` runs dist/ (the command) and tsc (the type cases);
+// `runtimes` serves dist/ on Bun, Deno and Next.js; `redis` gets a real redis-server from the
+// global setup; `faults` spawns its own servers to break them; `e2e` drives the example shop
+// in Debian's Chromium; `package` installs the packed tarball. `npm run test:quick` runs
+// `unit`, `clocked` and a Redis smoke.
 export default defineConfig({
   test: {
     sequence: { sequencer: LongestFirstSequencer },
@@ -42,7 +51,16 @@ export default defineConfig({
           ...BUSY,
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: [...REDIS_PROJECT, ...BUILT_PROJECT, ...RUNTIMES_PROJECT, 'test/package/**', 'test/faults/**', 'test/**/*.e2e.test.ts'],
+          exclude: [
+            ...CLOCKED_PROJECT,
+            ...BENCH_PROJECT,
+            ...REDIS_PROJECT,
+            ...BUILT_PROJECT,
+            ...RUNTIMES_PROJECT,
+            'test/package/**',
+            'test/faults/**',
+            'test/**/*.e2e.test.ts',
+          ],
         },
       },
       {
@@ -84,8 +102,25 @@ export default defineConfig({
       {
         test: {
           ...WAITING,
+          name: 'clocked',
+          include: CLOCKED_PROJECT,
+        },
+      },
+      {
+        test: {
+          ...WAITING,
+          name: 'bench',
+          include: BENCH_PROJECT,
+        },
+      },
+      {
+        test: {
+          ...WAITING,
           name: 'redis',
           include: REDIS_PROJECT,
+          // The contract suites on Redis run their tests side by side (StoreHarness.concurrent):
+          // each test sleeps through real TTLs on a queue of its own.
+          maxConcurrency: 12,
           globalSetup: ['test/support/global-redis.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,

@@ -48,7 +48,7 @@ export function describeAbandonmentContract(label: string, harness: StoreHarness
     }
   }
 
-  describe(`abandonment contract: ${label}`, () => {
+  describe(`abandonment contract: ${label}`, { concurrent: harness.concurrent }, () => {
     it('drops a silent member at its turn, at no admission cost: the next live members are admitted in the same call', async () => {
       const { queue, elapse } = await setup({ admitRatePerSecond: 2, admitBurst: 2 });
       for (const m of ['ghost', 'alice', 'bob', 'carol']) await queue.enter(m);

@@ -41,7 +41,7 @@ export function describeAdaptiveContract(label: string, harness: StoreHarness): 
     return (await queue.controls()).admitRatePerSecond;
   }
 
-  describe(`adaptive admission contract: ${label}`, () => {
+  describe(`adaptive admission contract: ${label}`, { concurrent: harness.concurrent }, () => {
     it('starts at admitRatePerSecond within the bounds; orders at 4x the target halve the rate each second, down to the minimum', async () => {
       const { queue, elapse } = await setup({ admitRatePerSecond: 50 });
       expect((await queue.controls()).admitRatePerSecond).toBe(20); // 50, clamped to the maximum

@@ -33,7 +33,7 @@ export function describeAlwaysOnContract(label: string, harness: StoreHarness): 
     return { queue: make(), make, history, elapse };
   }
 
-  describe(`always-on contract: ${label}`, () => {
+  describe(`always-on contract: ${label}`, { concurrent: harness.concurrent }, () => {
     it('with the safety net, an enter under the rate is READY with a token in one store call', async () => {
       const { queue, history } = await setup();
       const position = await queue.enter('a');

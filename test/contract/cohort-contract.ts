@@ -22,7 +22,7 @@ function verify(report: { hashes: string[] }): { head: string; length: number; o
 const saltedHash = (seed: string, memberId: string) => createHash('sha1').update(`${seed}:${memberId}`).digest('hex');
 
 export function describeCohortContract(label: string, harness: StoreHarness): void {
-  describe(`cohort contract: ${label}`, () => {
+  describe(`cohort contract: ${label}`, { concurrent: harness.concurrent }, () => {
     it('folds each pre-queue entry into the chain, freezes it at the opening, and the report recomputes head, length and draw order', async () => {
       const { store, elapse } = await harness.create();
       const queue = new WaitingQueue({ store, name: uniqueName('k'), admitRatePerSecond: 10_000, admitBurst: 10_000 });

@@ -30,7 +30,7 @@ export function describeControlsContract(label: string, harness: StoreHarness): 
     for (let i = 0; i < members.length; i += 100) await Promise.all(members.slice(i, i + 100).map((m) => queue.enter(m)));
   }
 
-  describe(`controls contract: ${label}`, () => {
+  describe(`controls contract: ${label}`, { concurrent: harness.concurrent }, () => {
     it('shares a rate change with every instance, on its next call; version grows by one per change', async () => {
       const { queue: a, make } = await setup({ admitRatePerSecond: 100, admitBurst: 100 });
       const b = make({ admitRatePerSecond: 100, admitBurst: 100 });

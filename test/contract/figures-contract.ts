@@ -28,7 +28,7 @@ export function describeFiguresContract(label: string, harness: StoreHarness): v
     return { store, elapse, queue: make(), make };
   }
 
-  describe(`figures contract: ${label}`, () => {
+  describe(`figures contract: ${label}`, { concurrent: harness.concurrent }, () => {
     it('counts every transition once, queue-wide: two instances read the same totals', async () => {
       const { queue, make, elapse } = await setup({ admitRatePerSecond: 4, admitBurst: 4, entryTokenTtlSeconds: 1 });
       const other = make();

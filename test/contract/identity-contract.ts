@@ -6,7 +6,7 @@ import { uniqueName } from '../support/unique.js';
 import type { StoreHarness } from './store-contract.js';
 
 export function describeIdentityContract(label: string, harness: StoreHarness): void {
-  describe(`${label}: one place per identity`, () => {
+  describe(`${label}: one place per identity`, { concurrent: harness.concurrent }, () => {
     /** Two WaitingQueue objects on the same store and name: two app instances. */
     async function setup(options: Partial<WaitingQueueOptions> = {}) {
       const { store, elapse } = await harness.create();

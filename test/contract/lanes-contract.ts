@@ -40,7 +40,7 @@ export function describeLanesContract(label: string, harness: StoreHarness): voi
 
   const ids = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
 
-  describe(`lanes contract: ${label}`, () => {
+  describe(`lanes contract: ${label}`, { concurrent: harness.concurrent }, () => {
     it('a valid code joins its lane: the rank counts the members ahead in that lane only', async () => {
       const { queue } = await setup();
       await enterAll(queue, ['a', 'b', 'c']);

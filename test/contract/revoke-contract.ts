@@ -7,7 +7,7 @@ import { uniqueName } from '../support/unique.js';
 import type { StoreHarness } from './store-contract.js';
 
 export function describeRevokeContract(label: string, harness: StoreHarness): void {
-  describe(`${label}: revoke`, () => {
+  describe(`${label}: revoke`, { concurrent: harness.concurrent }, () => {
     async function setup() {
       const { store, elapse } = await harness.create();
       return { store, elapse, queue: new WaitingQueue({ store, name: uniqueName('r'), signing: signingWith() }) };

@@ -24,7 +24,7 @@ export function describeStockContract(label: string, harness: StoreHarness): voi
     return queue.consume(await queue.claim(memberId, token));
   }
 
-  describe(`stock contract: ${label}`, () => {
+  describe(`stock contract: ${label}`, { concurrent: harness.concurrent }, () => {
     it('without stock a position says nothing of it', async () => {
       const { queue } = await setup();
       expect(await queue.enter('a')).toMatchObject({ stockLeft: null, likelyServed: null });

@@ -17,6 +17,11 @@ export interface StoreHarness {
   nonAtomic?: boolean;
   /** Options every queue of the suite gets: `{ signing }` runs it with signed passes for tokens. */
   queueOptions?: Partial<WaitingQueueOptions>;
+  /**
+   * Run each suite's tests side by side. For stores on a real clock (Redis), whose tests mostly
+   * sleep through TTLs and abandonment: every test has its own queue, so they cannot meet.
+   */
+  concurrent?: boolean;
 }
 
 export function describeStoreContract(label: string, harness: StoreHarness): void {
@@ -55,7 +60,7 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
     });
   }
 
-  describe(`store contract: ${label}`, () => {
+  describe(`store contract: ${label}`, { concurrent: harness.concurrent }, () => {
     describe('enter', () => {
       it('puts the first member at rank 0 of 1, the second at rank 1', async () => {
         const { queue } = await setup();

@@ -21,7 +21,7 @@ export function describeTruthContract(label: string, harness: StoreHarness): voi
 
   const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
-  describe(`truth contract: ${label}`, () => {
+  describe(`truth contract: ${label}`, { concurrent: harness.concurrent }, () => {
     it('a rate raised at runtime raises what is admitted when admitBurst was never set (the burst follows the rate in force)', async () => {
       const { queue, make, elapse } = await setup({ admitRatePerSecond: 1 });
       await enterAll(queue, ids('m', 120));

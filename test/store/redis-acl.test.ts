@@ -189,30 +189,35 @@ describe('an ACL of an earlier README, without the channels', () => {
 
 // The whole store contract, as the least-privilege user.
 describeStoreContract('RedisStore as the README least-privilege ACL user', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
   },
 });
 
 describeControlsContract('RedisStore as the README least-privilege ACL user', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
   },
 });
 
 describeCohortContract('RedisStore as the README least-privilege ACL user', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
   },
 });
 
 describeAbandonmentContract('RedisStore as the README least-privilege ACL user', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
   },
 });
 
 describeFiguresContract('RedisStore as the README least-privilege ACL user', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: user, prefix: PREFIX }), elapse: sleep };
   },

@@ -47,30 +47,35 @@ afterAll(async () => {
 });
 
 describeStoreContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeControlsContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeCohortContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeAbandonmentContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeFiguresContract('RedisStore on a Redis Cluster (one node, ioredis Cluster)', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client, prefix: uniqueName('wg') }), elapse: sleep };
   },

@@ -29,6 +29,7 @@ afterAll(async () => {
 });
 
 const harness = {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client, prefix: uniqueName('nr') }), elapse: sleep };
   },

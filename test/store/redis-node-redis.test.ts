@@ -36,6 +36,7 @@ beforeAll(async () => {
 afterAll(() => shared.destroy());
 
 const harness = {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('nr') }), elapse: sleep };
   },

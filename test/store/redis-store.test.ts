@@ -38,6 +38,7 @@ beforeAll(() => {
 afterAll(() => shared.disconnect());
 
 describeStoreContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
@@ -46,6 +47,7 @@ describeStoreContract('RedisStore', {
 // The same contract with signed passes for tokens (SPEC §15): claim, consume, release and expiry
 // by the pass's jti behave as with opaque tokens.
 describeStoreContract('RedisStore, signed passes', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
@@ -55,66 +57,77 @@ describeStoreContract('RedisStore, signed passes', {
 // Group commit is on by default (every contract above and below); the contracts of the
 // calls it batches (enter, position, claim) also run with it off.
 describeStoreContract('RedisStore, group commit off', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg'), groupCommit: false }), elapse: sleep };
   },
 });
 
 describeControlsContract('RedisStore, group commit off', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg'), groupCommit: false }), elapse: sleep };
   },
 });
 
 describeCohortContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeControlsContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeStockContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeLanesContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeAlwaysOnContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeAbandonmentContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeFiguresContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeTruthContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeAdaptiveContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
@@ -442,12 +455,14 @@ describe('RedisStore token bucket', () => {
 });
 
 describeRevokeContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 
 describeIdentityContract('RedisStore', {
+  concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },

@@ -10,19 +10,25 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /** Seconds a file takes, first matching pattern wins (measured on 2 shared cores; only the order matters). */
 const ESTIMATES: Array<[RegExp, number]> = [
   [/^test\/store\/(redis-clock|redis-group-commit|head-moves)\.test\.ts$/, 3],
-  [/^test\/store\/redis-store\.test\.ts$/, 160], // the contracts on Redis sleep through real TTLs, abandonment...
-  [/^test\/store\/redis-.*\.test\.ts$/, 100],
-  [/^test\/types\//, 85], // seven tsc programs
-  [/^test\/faults\/connection-faults\.test\.ts$/, 57],
-  [/^test\/faults\/multi-process\.test\.ts$/, 36],
+  // The contracts on Redis sleep through real TTLs and abandonment, their tests side by side.
+  [/^test\/store\/redis-store\.test\.ts$/, 47],
+  [/^test\/store\/redis-.*\.test\.ts$/, 25],
+  [/^test\/types\//, 45], // seven tsc programs
+  [/^test\/room\/room\.e2e\.test\.ts$/, 75], // 30 pages and their axe audits, three at a time
+  [/^test\/faults\/connection-faults\.test\.ts$/, 40],
+  [/^test\/faults\/link-faults\.test\.ts$/, 32],
+  [/^test\/faults\/model\.test\.ts$/, 43],
+  [/^test\/faults\/multi-process\.test\.ts$/, 37],
   [/^test\/runtimes\/nextjs\.test\.ts$/, 60], // next build (type-check included), then next start
+  [/^test\/bench\/simulate-(bots-)?short\.test\.ts$/, 40],
   [/^test\/cli\//, 30],
   [/^test\/runtimes\//, 12],
   [/^test\/package\//, 25],
   [/^test\/docs\/site\.e2e\.test\.ts$/, 50], // npm run docs:build (TypeDoc, VitePress), then Chromium
   [/^test\/dashboard\/.*\.e2e\.test\.ts$/, 22],
-  [/^test\/faults\/(process-faults|model|claimers|cluster)\.test\.ts$/, 12],
+  [/^test\/faults\/(process-faults|claimers|cluster|hostile-input)\.test\.ts$/, 15],
   [/^test\/examples\/adapters-ts\.test\.ts$/, 11],
+  [/^test\/http\/.*\.test\.ts$/, 10],
   [/^test\/faults\//, 6],
   [/\.e2e\.test\.ts$/, 8],
 ];
