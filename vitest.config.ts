@@ -10,23 +10,25 @@ const BUILT_PROJECT = ['test/types/**/*.test.ts', 'test/cli/**/*.test.ts'];
  * client's backoffs. They run in the waiting group.
  */
 const CLOCKED_PROJECT = ['test/http/**/*.test.ts', 'test/client/**/*.test.ts'];
-/** The short runs of `npm run simulate` and `simulate:bots`: real seconds of a sale, in child processes. */
-const BENCH_PROJECT = ['test/bench/simulate-*.test.ts'];
+/** The short run of `npm run simulate`: real seconds of a sale, in child processes (waiting group). */
+const SIMULATE_PROJECT = ['test/bench/simulate-short.test.ts'];
+/** The short run of `npm run simulate:bots`: a swarm that hashes proofs of work (busy group). */
+const BOTS_PROJECT = ['test/bench/simulate-bots-short.test.ts'];
 /** Bun, Deno and Next.js serving dist/ (their binaries are pinned devDependencies): `npm run build` first. */
 const RUNTIMES_PROJECT = ['test/runtimes/**/*.test.ts'];
 
 // Two groups, one after the other, every file of a group in one pool, longest first
 // (test/support/sequencer.ts).
-// - Busy (`unit`, `built`, `runtimes`, `e2e`, `package`): mostly CPU (tsc, Chromium, npm, next
+// - Busy (`unit`, `bots`, `built`, `runtimes`, `e2e`, `package`): mostly CPU (tsc, Chromium, npm, next
 //   build; and timing asserts that a starved CPU breaks), so one file per core.
-// - Waiting (`clocked`, `bench`, `redis`, `faults`): mostly sleeps through real TTLs, fault
+// - Waiting (`clocked`, `simulate`, `redis`, `faults`): mostly sleeps through real TTLs, fault
 //   timeouts, restarts, polling paces and a sale's seconds, so several files per core (and the
 //   contract suites on Redis run their tests side by side).
 const BUSY = { sequence: { groupOrder: 0 }, maxWorkers: 2 };
 const WAITING = { sequence: { groupOrder: 1 }, maxWorkers: 6 };
 
-// `unit` needs nothing; `clocked` (the adapters over real HTTP, the client) neither; `bench`
-// runs the short simulations; `built` runs dist/ (the command) and tsc (the type cases);
+// `unit` needs nothing; `clocked` (the adapters over real HTTP, the client) neither; `simulate`
+// and `bots` run the short simulations; `built` runs dist/ (the command) and tsc (the type cases);
 // `runtimes` serves dist/ on Bun, Deno and Next.js; `redis` gets a real redis-server from the
 // global setup; `faults` spawns its own servers to break them; `e2e` drives the example shop
 // in Debian's Chromium; `package` installs the packed tarball. `npm run test:quick` runs
@@ -53,7 +55,8 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [
             ...CLOCKED_PROJECT,
-            ...BENCH_PROJECT,
+            ...SIMULATE_PROJECT,
+            ...BOTS_PROJECT,
             ...REDIS_PROJECT,
             ...BUILT_PROJECT,
             ...RUNTIMES_PROJECT,
@@ -61,6 +64,13 @@ export default defineConfig({
             'test/faults/**',
             'test/**/*.e2e.test.ts',
           ],
+        },
+      },
+      {
+        test: {
+          ...BUSY,
+          name: 'bots',
+          include: BOTS_PROJECT,
         },
       },
       {
@@ -109,8 +119,8 @@ export default defineConfig({
       {
         test: {
           ...WAITING,
-          name: 'bench',
-          include: BENCH_PROJECT,
+          name: 'simulate',
+          include: SIMULATE_PROJECT,
         },
       },
       {
@@ -120,7 +130,7 @@ export default defineConfig({
           include: REDIS_PROJECT,
           // The contract suites on Redis run their tests side by side (StoreHarness.concurrent):
           // each test sleeps through real TTLs on a queue of its own.
-          maxConcurrency: 12,
+          maxConcurrency: 6,
           globalSetup: ['test/support/global-redis.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,

@@ -473,7 +473,8 @@ export function describeStoreContract(label: string, harness: StoreHarness): voi
       });
     });
 
-    describe('position cache (polling at scale)', () => {
+    // Thousands of members: alone, not beside the suite's other tests (StoreHarness.concurrent).
+    describe('position cache (polling at scale)', { sequential: true }, () => {
       async function pair(options: Partial<WaitingQueueOptions> = {}) {
         const { store, elapse } = await harness.create();
         const name = uniqueName('q');
