@@ -4,13 +4,15 @@
 -- It refills at the rate in force up to the burst in force (both from the caller,
 -- lua/includes/ratesInForce.lua). lua/popAndIssue-9.lua takes its tokens for an admission
 -- step, lua/includes/safetyNet.lua one for a member let in at once.
+-- The drop bucket (meta dt/dts, lua/includes/takeFromHead.lua) refills the same way.
 -- src/store/memory/bucket.ts refillBucket is the same for MemoryStore.
 -- Needs the now include (int).
 
--- The bucket at `now`, from meta's bt and bts as read (nil or false when absent): its
--- tokens, its refill time, and whether it is full (at its burst: a new queue, or the
--- refill reached it), for the pace (lua/includes/pace.lua stepOffer). A new queue starts
--- full; a clock that stepped back (now at or before bts) refills nothing. Writes nothing.
+-- The bucket at `now`, refilled at `rate` a second up to `burst`, from its meta fields as
+-- read (bt and bts, or dt and dts; nil or false when absent): its tokens, its refill
+-- time, and whether it is full (at its burst: a new queue, or the refill reached it), for
+-- the pace (lua/includes/pace.lua stepOffer). A new queue starts full; a clock that
+-- stepped back (now at or before the refill time) refills nothing. Writes nothing.
 local function refillBucket(bt, bts, now, rate, burst)
   local tokens, refilledAt = tonumber(bt), tonumber(bts)
   local full = not tokens

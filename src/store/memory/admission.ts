@@ -69,12 +69,7 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
   let dropBudget = MAX_DROPS;
   if (tracking && dropRate !== null) {
     const capacity = Math.max(1, dropRate);
-    const drops = q.dropBucket ?? { tokens: capacity, refilledAt: now };
-    if (now > drops.refilledAt) {
-      drops.tokens = Math.min(capacity, drops.tokens + ((now - drops.refilledAt) * dropRate) / 1000);
-      drops.refilledAt = now;
-    }
-    q.dropBucket = drops;
+    const drops = (q.dropBucket = refillBucket(q.dropBucket, now, dropRate, capacity).bucket);
     dropBudget = Math.min(MAX_DROPS, Math.floor(drops.tokens + 1e-9));
   }
   const rules: TakeRules = { now, abandonAfter: tracking ? abandonAfter : null, holdSilent, dropBudget, seen: q.seen };

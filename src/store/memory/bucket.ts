@@ -1,5 +1,6 @@
 // The admission token bucket (mirrors lua/includes/bucket.lua refillBucket): the admission
 // step (./admission.ts) takes its tokens from it, the safety net (./safety-net.ts) one.
+// The drop bucket (./admission.ts, mirrors meta dt/dts) refills the same way.
 
 /** The bucket's tokens (an exact double, as meta bt keeps it) and when it was last refilled (mirrors meta bts). */
 export interface Bucket {

@@ -59,8 +59,8 @@ export interface QueueState {
   orders: OrderWindow;
   /** The rate adaptive admission set, and when (mirrors meta ar, ae); null before. */
   adaptive: { rate: number; evaluatedAt: number } | null;
-  /** The drop bucket (mirrors meta dt/dts), null before the first drop check. */
-  dropBucket: { tokens: number; refilledAt: number } | null;
+  /** The drop bucket (mirrors meta dt/dts; refilled by ./bucket.ts too), null before the first drop check. */
+  dropBucket: Bucket | null;
   /** The pace of the line (mirrors meta pm pc pz pf), null before a step that left members waiting. */
   pace: Pace | null;
   /** Members admission steps took off the line (mirrors meta hm). */
