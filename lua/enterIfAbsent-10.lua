@@ -95,6 +95,7 @@
 --- @include "queueFigures"
 --- @include "recordFigures"
 --- @include "ratesInForce"
+--- @include "bucket"
 --- @include "safetyNet"
 --- @include "cohort"
 --- @include "identity"

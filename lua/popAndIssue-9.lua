@@ -8,7 +8,7 @@
   KEYS[2] tokens   hash member -> token record
   KEYS[3] active   zset member -> token deadline (ms)
   KEYS[4] leases   zset member -> claim lease expiry (ms)
-  KEYS[5] meta     hash: gen, bt/bts (bucket tokens, refill time), the admission
+  KEYS[5] meta     hash: gen, bt/bts (the token bucket, lua/includes/bucket.lua), the admission
                    window (lua/includes/admissionWindow.lua), the controls
                    (lua/includes/controls.lua), hm (members taken off the line)
   KEYS[6] admits   zset admit id -> forget-after (ms): recent admit calls
@@ -72,6 +72,7 @@
 --- @include "orderHealth"
 --- @include "adaptiveRate"
 --- @include "ratesInForce"
+--- @include "bucket"
 --- @include "reapTokens"
 --- @include "lanes"
 --- @include "takeFromHead"
@@ -122,16 +123,8 @@ end
 burst = tonumber(m.cb) or (burst == -1 and defaultBurst(rate) or burst)
 maxActive = tonumber(m.ca) or maxActive
 
--- Token bucket: a new queue starts full; a clock that stepped back refills nothing.
--- full: the bucket is at its burst (its refill overflowed, or a new queue), for the pace.
-local tokens, refilledAt = tonumber(m.bt), tonumber(m.bts)
-local full = not tokens
-if not tokens then tokens, refilledAt = burst, now end
-if now > refilledAt then
-  full = full or tokens + (now - refilledAt) * rate / 1000 >= burst
-  tokens = math.min(burst, tokens + (now - refilledAt) * rate / 1000)
-  refilledAt = now
-end
+-- The token bucket (lua/includes/bucket.lua); full: at its burst, for the pace.
+local tokens, refilledAt, full = refillBucket(m.bt, m.bts, now, rate, burst)
 local whole = math.min(math.floor(tokens + 1e-9), burst)
 
 -- How many the bucket, burst, cap and queue length allow, then how many of those
@@ -218,9 +211,7 @@ if n + #dropped > 0 then
   trimEntries(KEYS[8], KEYS[1])
 end
 
--- %.17g keeps the bucket's exact double, as MemoryStore does: both stores admit alike
--- near a whole token.
-local metaFields = { 'bt', string.format('%.17g', tokens), 'bts', int(refilledAt) }
+local metaFields = bucketFields({}, tokens, refilledAt)
 if carries and n > 0 then
   metaFields[#metaFields + 1] = 'lc'
   metaFields[#metaFields + 1] = formatCarries(carries)

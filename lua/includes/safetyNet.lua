@@ -3,7 +3,7 @@
 -- allows, an enter admits at once, in the same call. The line forms only when arrivals
 -- exceed the rate or the cap; FIFO holds, since nobody is let in while anyone waits.
 -- src/store/memory/safety-net.ts is the same rule for MemoryStore.
--- Needs the ratesInForce, tokenRecord and recordFigures includes.
+-- Needs the ratesInForce, bucket, tokenRecord and recordFigures includes.
 
 -- ARGV[2] of an enter: 'head', or 'head|option|rate|burst|maxActive' from a caller whose
 -- members send fresh tokens for the net: its safetyNet option (1 or 0), its rate, burst
@@ -35,19 +35,13 @@ local function netTakes(metaKey, activeKey, now, net, cr, ar, sk)
   local rate = tonumber(cr) or tonumber(ar) or net.rate
   local burst = tonumber(m[3]) or (net.burst == -1 and defaultBurst(rate) or net.burst)
   local maxActive = tonumber(m[4]) or net.maxActive
-  -- The bucket as lua/popAndIssue-9.lua refills it: a new queue starts full.
-  local tokens, refilledAt = tonumber(m[1]), tonumber(m[2])
-  if not tokens then tokens, refilledAt = burst, now end
-  if now > refilledAt then
-    tokens = math.min(burst, tokens + (now - refilledAt) * rate / 1000)
-    refilledAt = now
-  end
+  local tokens, refilledAt = refillBucket(m[1], m[2], now, rate, burst)
   if tokens + 1e-9 < 1 then return false end
   local inPlay = redis.call('ZCOUNT', activeKey, '(' .. now, '+inf')
   if maxActive >= 0 and inPlay >= maxActive then return false end
   local stockLeft = tonumber(sk)
   if stockLeft and stockLeft - inPlay <= 0 then return false end
-  local fields = { 'bt', string.format('%.17g', tokens - 1), 'bts', string.format('%d', refilledAt) }
+  local fields = bucketFields({}, tokens - 1, refilledAt)
   if stockLeft then
     fields[#fields + 1] = 'sa'
     fields[#fields + 1] = string.format('%d', math.max(0, stockLeft - inPlay - 1))

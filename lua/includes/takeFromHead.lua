@@ -1,13 +1,14 @@
 -- Taking members from the head of the line for an admission step, in place: the
 -- members met are admitted, dropped as abandoned, or held (left at the head).
--- Needs the reapTokens include (CHUNK).
+-- Needs the reapTokens (CHUNK) and bucket (refillBucket) includes.
 --   abandonAfter (ms; -1: never): a member met whose last sign of life (the `seen`
 --     hash) is older, or who has none, is dropped instead of admitted, at no admission
 --     cost; at most MAX_DROPS a step, and no more than the drop bucket holds.
 --   holdSilent (ms; -1: none): a member silent that long, not yet abandonAfter, is held:
 --     neither admitted nor dropped, it keeps its place (its seen entry too); at most
 --     MAX_HELD a step, beyond them a silent member is admitted (the line never stalls).
--- The drop bucket (meta dt/dts) holds one second's worth of drops at `dropRate` a second,
+-- The drop bucket (meta dt/dts, refilled as lua/includes/bucket.lua refills the admission
+-- bucket: it starts full) holds one second's worth of drops at `dropRate` a second,
 -- shared by every instance; a dead member met with it empty stays in place, and the step
 -- stops there (FIFO: nobody behind it is admitted first).
 -- Bound: a call decides on at most n + MAX_DROPS + MAX_HELD members and reads at most n
@@ -22,11 +23,7 @@ local function dropBudget(metaKey, now, dropRate)
   if dropRate < 0 then return MAX_DROPS, nil, nil end
   local d = redis.call('HMGET', metaKey, 'dt', 'dts')
   local capacity = math.max(1, dropRate)
-  local tokens, refilledAt = tonumber(d[1]) or capacity, tonumber(d[2]) or now
-  if now > refilledAt then
-    tokens = math.min(capacity, tokens + (now - refilledAt) * dropRate / 1000)
-    refilledAt = now
-  end
+  local tokens, refilledAt = refillBucket(d[1], d[2], now, dropRate, capacity)
   return math.min(MAX_DROPS, math.floor(tokens + 1e-9)), tokens, refilledAt
 end
 

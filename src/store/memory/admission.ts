@@ -6,6 +6,7 @@ import { EVALUATE_EVERY_MS, nextRate } from '../../admission-control.js';
 import { recordWaits } from '../../queue-figures.js';
 import { MIN_PACE_EVIDENCE, defaultBurst, nextPace, presenceHead, stepOffer } from '../../rates.js';
 import type { AdmitRequest, AdmitResult } from '../store.js';
+import { refillBucket } from './bucket.js';
 import { beforeOpening, deadlineOf, type QueueState } from './state.js';
 import { takeFromHead, takeByShares, type TakeRules } from './take.js';
 
@@ -39,13 +40,7 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
   const rate = c.rate ?? adaptiveRate(q, now, request);
   const burst = c.burst ?? (request.burstFollowsRate ? defaultBurst(rate) : request.burst);
   const maxActive = c.maxActive === undefined ? request.maxActive : c.maxActive;
-  const bucket = q.bucket ?? { tokens: burst, refilledAt: now };
-  let full = q.bucket === null; // at its burst, for the pace (mirrors the script)
-  if (now > bucket.refilledAt) {
-    full ||= bucket.tokens + ((now - bucket.refilledAt) * rate) / 1000 >= burst;
-    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.refilledAt) * rate) / 1000);
-    bucket.refilledAt = now;
-  }
+  const { bucket, full } = refillBucket(q.bucket, now, rate, burst);
   const whole = Math.min(Math.floor(bucket.tokens + 1e-9), burst);
   const laneLengths = q.lanes?.lines.map((line) => line.size) ?? [];
   const waitingBefore = laneLengths.reduce((sum, length) => sum + length, q.waiting.size);
@@ -74,12 +69,7 @@ export function admit(q: QueueState, now: number, request: AdmitRequest): AdmitR
   let dropBudget = MAX_DROPS;
   if (tracking && dropRate !== null) {
     const capacity = Math.max(1, dropRate);
-    const drops = q.dropBucket ?? { tokens: capacity, refilledAt: now };
-    if (now > drops.refilledAt) {
-      drops.tokens = Math.min(capacity, drops.tokens + ((now - drops.refilledAt) * dropRate) / 1000);
-      drops.refilledAt = now;
-    }
-    q.dropBucket = drops;
+    const drops = (q.dropBucket = refillBucket(q.dropBucket, now, dropRate, capacity).bucket);
     dropBudget = Math.min(MAX_DROPS, Math.floor(drops.tokens + 1e-9));
   }
   const rules: TakeRules = { now, abandonAfter: tracking ? abandonAfter : null, holdSilent, dropBudget, seen: q.seen };

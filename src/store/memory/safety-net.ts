@@ -4,6 +4,7 @@
 import { recordWaits } from '../../queue-figures.js';
 import { defaultBurst } from '../../rates.js';
 import type { EnterOptions } from '../store.js';
+import { refillBucket } from './bucket.js';
 import { beforeOpening, deadlineOf, type QueueState } from './state.js';
 
 /** A token issued at once (passthrough or the safety net), already picked up. */
@@ -26,11 +27,7 @@ export function netTakes(q: QueueState, now: number, options: EnterOptions): boo
   const rate = c.rate ?? q.adaptive?.rate ?? net.ratePerSecond;
   const burst = c.burst ?? net.burst ?? defaultBurst(rate);
   const maxActive = c.maxActive === undefined ? net.maxActive : c.maxActive;
-  const bucket = q.bucket ?? { tokens: burst, refilledAt: now };
-  if (now > bucket.refilledAt) {
-    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.refilledAt) * rate) / 1000);
-    bucket.refilledAt = now;
-  }
+  const { bucket } = refillBucket(q.bucket, now, rate, burst);
   q.bucket = bucket;
   if (bucket.tokens + 1e-9 < 1) return false;
   let inPlay = 0;

@@ -12,6 +12,7 @@ import { EntryCheckpoints, type WaitSlot } from '../../queue-figures.js';
 import type { QueueTotals } from '../../types.js';
 import type { AdmissionWindow, ControlsView, HeadMovesListener } from '../store.js';
 import { WaitingLine } from '../waiting-line.js';
+import type { Bucket } from './bucket.js';
 import { PICKUP_GRACE_MS, type Pace } from '../../rates.js';
 
 /** A token as the store keeps it; mirrors lua/includes/tokenRecord.lua. */
@@ -38,7 +39,8 @@ export interface QueueState {
   tokens: Map<string, TokenRecord>;
   /** claim id -> forget-after (ms). */
   consumed: Map<string, number>;
-  bucket: { tokens: number; refilledAt: number } | null;
+  /** The admission token bucket (./bucket.ts; mirrors meta bt/bts), null before the first step or net entry. */
+  bucket: Bucket | null;
   window: AdmissionWindow;
   /** admit id -> forget-after (ms): a repeated id is a re-sent call (mirrors the `admits` key). */
   recentAdmits: Map<string, number>;
@@ -57,8 +59,8 @@ export interface QueueState {
   orders: OrderWindow;
   /** The rate adaptive admission set, and when (mirrors meta ar, ae); null before. */
   adaptive: { rate: number; evaluatedAt: number } | null;
-  /** The drop bucket (mirrors meta dt/dts), null before the first drop check. */
-  dropBucket: { tokens: number; refilledAt: number } | null;
+  /** The drop bucket (mirrors meta dt/dts; refilled by ./bucket.ts too), null before the first drop check. */
+  dropBucket: Bucket | null;
   /** The pace of the line (mirrors meta pm pc pz pf), null before a step that left members waiting. */
   pace: Pace | null;
   /** Members admission steps took off the line (mirrors meta hm). */
