@@ -204,7 +204,7 @@ export function describeControlsContract(label: string, harness: StoreHarness): 
     });
 
     // 20,000 members: alone, not beside the suite's other tests (StoreHarness.concurrent).
-    it('positionCache estimates ranks in a drawn pre-queue of 20,000 within 1% of the exact rank (a fixed seed: the same line in every store)', { sequential: true }, async () => {
+    it('positionCache estimates ranks in a drawn pre-queue of 20,000 within 1% of the exact rank (a fixed seed: the same line in every store)', { sequential: true, timeout: 60_000 }, async () => {
       const { store, name, elapse } = await setup();
       let lookups = 0;
       const counted = storeWith(store, { position: (queueName: string, id: string) => (lookups++, store.position(queueName, id)) });
@@ -239,7 +239,7 @@ export function describeControlsContract(label: string, harness: StoreHarness): 
       // Answered from the snapshot, not by a lookup each: only those estimated below exactBelowRank are asked.
       expect(estimated).toBeGreaterThanOrEqual(18_900);
       expect(lookups).toBeLessThanOrEqual(1100);
-    }, 60_000);
+    });
 
     it('passthrough before a scheduled opening pre-queues newcomers: nobody jumps the early arrivals', async () => {
       const { queue } = await setup();
