@@ -3,7 +3,7 @@
 //  - a recording Store around RedisStore: each member's entry sequence (FIFO check) and
 //    the admission order;
 //  - a WaitingQueue subclass counting order transactions in flight (claim -> consume/release);
-//  - the better-sqlite3 database behind a Proxy counting transactions in flight;
+//  - the order database (libsql) behind a Proxy counting transactions in flight;
 //  - queue.stats() sampled every second;
 //  - the bot swarm (bench/simulate-bots.mjs): a powGate (config.gate) and an identity read from a
 //    request header (config.identityHeader) on the queue routes, when this build of waitgate

@@ -76,7 +76,7 @@ function sendControlsError(res, error) {
 }
 
 /**
- * Builds the shop. `queue` is a WaitingQueue; `db` the better-sqlite3 database;
+ * Builds the shop. `queue` is a WaitingQueue; `db` the libsql (better-sqlite3-compatible) database;
  * `adminToken` (optional, 16+ characters) turns the operator routes on.
  * Routes: / (to the waiting room), /queue/* (waitgate, with the waiting room at /queue/room), /shop.html, GET /api/products, POST /api/orders
  * (guarded), GET/POST /admin/controls (operator, bearer token), and GET /metrics when
@@ -84,7 +84,7 @@ function sendControlsError(res, error) {
  * dashboard at /ops/waitgate/ (HTTP Basic, user `ops`) when `opsPassword` is given.
  * `gate` (e.g. `powGate` of waitgate/gate; off by default) and `identity` (the account a
  * request enters under) go to the queue routes as their options of the same names (docs/fair-entry.md).
- * @param {{ queue: import('waitgate').WaitingQueue, db: import('better-sqlite3').Database, adminToken?: string, metrics?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void, opsPassword?: string, gate?: import('waitgate/gate').Gate<import('express').Request>, identity?: (req: import('express').Request) => string | undefined }} options
+ * @param {{ queue: import('waitgate').WaitingQueue, db: import('libsql').Database, adminToken?: string, metrics?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void, opsPassword?: string, gate?: import('waitgate/gate').Gate<import('express').Request>, identity?: (req: import('express').Request) => string | undefined }} options
  */
 export function createShop({ queue, db, adminToken, metrics, opsPassword, gate, identity }) {
   if (adminToken !== undefined && (typeof adminToken !== 'string' || adminToken.length < 16 || /\s/.test(adminToken))) {

@@ -1,8 +1,9 @@
-// The shop's order database (SQLite through better-sqlite3): products with stock, and orders.
+// The shop's order database (SQLite through libsql, Turso's better-sqlite3-compatible driver,
+// installed prebuilt): products with stock, and orders.
 // orders.token_id is UNIQUE: the last guard against a second order on one entry token,
 // should Redis ever lose a consume (e.g. an asynchronous failover).
 
-import Database from 'better-sqlite3';
+import Database from 'libsql';
 
 export const PRODUCTS = [
   { id: 1, name: 'Aurora runner', priceCents: 12900, stock: 25 },
@@ -12,7 +13,9 @@ export const PRODUCTS = [
 
 /** Opens (or creates) the database and seeds the products on first use. */
 export function openDatabase(file = ':memory:') {
-  const db = new Database(file);
+  // Wait up to 5 s for another connection's lock (several processes may share the file) rather
+  // than fail at once with SQLITE_BUSY: better-sqlite3's default, which libsql's (0) is not.
+  const db = new Database(file, { timeout: 5000 });
   db.pragma('journal_mode = WAL');
   db.exec(`
     CREATE TABLE IF NOT EXISTS products (
@@ -34,6 +37,14 @@ export function openDatabase(file = ':memory:') {
   return db;
 }
 
+// libsql adds a `_metadata` property ({ duration }) to the rows it returns (better-sqlite3
+// does not): every row leaves this module through here, so the shop's JSON never carries it.
+function plain(row) {
+  if (row === undefined) return row;
+  const { _metadata, ...rest } = row;
+  return rest;
+}
+
 export class OutOfStockError extends Error {}
 export class AlreadyOrderedError extends Error {}
 
@@ -48,9 +59,11 @@ export function placeOrder(db, { memberId, productId, tokenId }) {
     if (taken.changes === 0) throw new OutOfStockError(`product ${productId} is sold out`);
     try {
       const { lastInsertRowid } = db.prepare('INSERT INTO orders (member_id, product_id, token_id) VALUES (?, ?, ?)').run(memberId, productId, tokenId);
-      return db
-        .prepare('SELECT id, member_id AS memberId, product_id AS productId, token_id AS tokenId, created_at AS createdAt FROM orders WHERE id = ?')
-        .get(lastInsertRowid);
+      return plain(
+        db
+          .prepare('SELECT id, member_id AS memberId, product_id AS productId, token_id AS tokenId, created_at AS createdAt FROM orders WHERE id = ?')
+          .get(lastInsertRowid),
+      );
     } catch (error) {
       if (error?.code === 'SQLITE_CONSTRAINT_UNIQUE') throw new AlreadyOrderedError('this entry token already placed an order');
       throw error;
@@ -59,5 +72,5 @@ export function placeOrder(db, { memberId, productId, tokenId }) {
 }
 
 export function listProducts(db) {
-  return db.prepare('SELECT id, name, price_cents AS priceCents, stock FROM products ORDER BY id').all();
+  return db.prepare('SELECT id, name, price_cents AS priceCents, stock FROM products ORDER BY id').all().map(plain);
 }

@@ -11,7 +11,7 @@
 // (counted and reported), no member holds two tokens, no token is consumed twice, and
 // at most one order per token commits.
 
-import Database from 'better-sqlite3';
+import Database from 'libsql';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EntryTokenError, RedisStore, StoreUnavailableError, WaitingQueue, type Claim } from '../../src/index.js';

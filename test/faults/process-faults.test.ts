@@ -5,7 +5,7 @@
 //   F13 an eviction policy other than noeviction: the start-up warning, and the loss it warns of
 // Each test checks that its fault really happened before asserting what a user relies on.
 
-import Database from 'better-sqlite3';
+import Database from 'libsql';
 import express from 'express';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { AddressInfo } from 'node:net';

@@ -10,7 +10,7 @@
 // the primary (WAIT 1 now says 0: unreplicated), the primary is kill -9'd, the replica thawed
 // and promoted (REPLICAOF NO ONE), and a new client points at it.
 
-import Database from 'better-sqlite3';
+import Database from 'libsql';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EntryTokenError, RedisStore, WaitingQueue, type Claim } from '../../src/index.js';
