@@ -1,4 +1,4 @@
-// RedisStore: the shared contract on a real redis-server, plus what only Redis can show:
+// RedisStore: the store contract on a real redis-server (the rules' contracts: redis-contracts.test.ts), plus what only Redis can show:
 // the fixed key set, NOSCRIPT recovery, bounded failure when Redis is gone or paused,
 // read-only polling under CLIENT PAUSE WRITE, and the eviction-policy warning.
 
@@ -15,19 +15,10 @@ import {
   WaitingQueue,
   type StoreWarning,
 } from '../../src/index.js';
-import { describeAbandonmentContract } from '../contract/abandonment-contract.js';
-import { describeAdaptiveContract } from '../contract/adaptive-contract.js';
-import { describeAlwaysOnContract } from '../contract/always-on-contract.js';
-import { describeControlsContract } from '../contract/controls-contract.js';
-import { describeCohortContract } from '../contract/cohort-contract.js';
 import { describeRevokeContract } from '../contract/revoke-contract.js';
-import { describeFiguresContract } from '../contract/figures-contract.js';
 import { describeIdentityContract } from '../contract/identity-contract.js';
-import { describeStockContract } from '../contract/stock-contract.js';
-import { describeLanesContract } from '../contract/lanes-contract.js';
 import { describeStoreContract } from '../contract/store-contract.js';
 import { signingWith } from '../support/signing-keys.js';
-import { describeTruthContract } from '../contract/truth-contract.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
@@ -60,76 +51,6 @@ describeStoreContract('RedisStore, group commit off', {
   concurrent: true,
   async create() {
     return { store: new RedisStore({ client: shared, prefix: uniqueName('wg'), groupCommit: false }), elapse: sleep };
-  },
-});
-
-describeControlsContract('RedisStore, group commit off', {
-  concurrent: true,
-  async create() {
-    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg'), groupCommit: false }), elapse: sleep };
-  },
-});
-
-describeCohortContract('RedisStore', {
-  concurrent: true,
-  async create() {
-    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
-  },
-});
-
-describeControlsContract('RedisStore', {
-  concurrent: true,
-  async create() {
-    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
-  },
-});
-
-describeStockContract('RedisStore', {
-  concurrent: true,
-  async create() {
-    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
-  },
-});
-
-describeLanesContract('RedisStore', {
-  concurrent: true,
-  async create() {
-    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
-  },
-});
-
-describeAlwaysOnContract('RedisStore', {
-  concurrent: true,
-  async create() {
-    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
-  },
-});
-
-describeAbandonmentContract('RedisStore', {
-  concurrent: true,
-  async create() {
-    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
-  },
-});
-
-describeFiguresContract('RedisStore', {
-  concurrent: true,
-  async create() {
-    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
-  },
-});
-
-describeTruthContract('RedisStore', {
-  concurrent: true,
-  async create() {
-    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
-  },
-});
-
-describeAdaptiveContract('RedisStore', {
-  concurrent: true,
-  async create() {
-    return { store: new RedisStore({ client: shared, prefix: uniqueName('wg') }), elapse: sleep };
   },
 });
 

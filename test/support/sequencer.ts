@@ -11,7 +11,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const ESTIMATES: Array<[RegExp, number]> = [
   [/^test\/store\/(redis-clock|redis-group-commit|head-moves)\.test\.ts$/, 3],
   // The contracts on Redis sleep through real TTLs and abandonment, their tests side by side.
-  [/^test\/store\/redis-store\.test\.ts$/, 47],
+  [/^test\/store\/redis-(store|contracts)\.test\.ts$/, 40],
   [/^test\/store\/redis-.*\.test\.ts$/, 25],
   [/^test\/types\//, 45], // seven tsc programs
   [/^test\/room\/room\.e2e\.test\.ts$/, 75], // 30 pages and their axe audits, three at a time
@@ -28,7 +28,7 @@ const ESTIMATES: Array<[RegExp, number]> = [
   [/^test\/dashboard\/.*\.e2e\.test\.ts$/, 22],
   [/^test\/faults\/(process-faults|claimers|cluster|hostile-input)\.test\.ts$/, 15],
   [/^test\/examples\/adapters-ts\.test\.ts$/, 11],
-  [/^test\/http\/.*\.test\.ts$/, 10],
+  [/^test\/http\/.*\.test\.ts$/, 16], // event streams at their pace
   [/^test\/faults\//, 6],
   [/\.e2e\.test\.ts$/, 8],
 ];
