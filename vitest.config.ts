@@ -52,6 +52,9 @@ export default defineConfig({
         test: {
           ...BUSY,
           name: 'unit',
+          // Files share their worker's module cache (no file leaves global state behind; each
+          // makes its own queues and stores): the core's modules load once per worker, not per file.
+          isolate: false,
           include: ['test/**/*.test.ts'],
           exclude: [
             ...CLOCKED_PROJECT,
@@ -113,6 +116,7 @@ export default defineConfig({
         test: {
           ...WAITING,
           name: 'clocked',
+          isolate: false, // as `unit`: the adapters load once per worker
           include: CLOCKED_PROJECT,
         },
       },
