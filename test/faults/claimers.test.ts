@@ -16,12 +16,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore, WaitingQueue, type Claim } from '../../src/index.js';
 import { processState } from '../support/fault-redis.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { signingWith } from '../support/signing-keys.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const CLAIMER = join(root, 'test/support/fault-claimer.mjs');
 const LEASE_SECONDS = 1;
 const PRODUCT = 3; // the example shop's 'Glacier slip-on', 40 in stock
+/** A compact JWS (header.payload.signature, base64url): what a signed entry pass looks like. */
+const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
 interface Reply {
   op: string;
@@ -40,7 +43,7 @@ class Claimer {
   #waiting: Array<(reply: Reply) => void> = [];
   #stderr = '';
 
-  constructor(config: { url: string; name: string; db: string }) {
+  constructor(config: { url: string; name: string; db: string; signing?: Signing }) {
     this.child = spawn(process.execPath, [CLAIMER, JSON.stringify({ ...config, claimTtlSeconds: LEASE_SECONDS })], {
       cwd: root,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -74,6 +77,8 @@ class Claimer {
   }
 }
 
+type Signing = ReturnType<typeof signingWith>;
+
 let server: RedisServer;
 let admin: Redis;
 let dir: string;
@@ -98,16 +103,26 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-async function setup(member: string) {
+/**
+ * A queue with one admitted member. With `signing` (SPEC §15) the queue and every claimer
+ * process share the same keys, so the member's token is a signed pass all of them verify.
+ */
+async function setup(member: string, signing?: Signing) {
   const name = uniqueName('claimers');
   const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  const queue = new WaitingQueue({ store: new RedisStore({ client }), name, claimTtlSeconds: LEASE_SECONDS, entryTokenTtlSeconds: 120 });
+  const queue = new WaitingQueue({
+    store: new RedisStore({ client }),
+    name,
+    claimTtlSeconds: LEASE_SECONDS,
+    entryTokenTtlSeconds: 120,
+    ...(signing ? { signing } : {}),
+  });
   await queue.enter(member);
   const [admission] = await queue.admit();
   expect(admission!.memberId).toBe(member);
   const db = join(dir, `${name}.db`);
   const claimer = async () => {
-    const c = new Claimer({ url: server.url, name, db });
+    const c = new Claimer({ url: server.url, name, db, ...(signing ? { signing } : {}) });
     claimers.push(c);
     expect(await c.next()).toMatchObject({ op: 'ready' });
     return c;
@@ -128,9 +143,11 @@ async function redisNow(): Promise<number> {
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }
 
-describe('F16: a claimer process killed -9 between claim and commit', () => {
+describe('F16: a claimer process killed -9 between claim and commit (signed passes)', () => {
   it('leaves the token claimed only until the lease ends; then it is READY again and the member orders once', async () => {
-    const { queue, client, token, claimer, orders } = await setup('alice');
+    // Signed passes (SPEC §15): the pass survives the claimer's death and is still used once.
+    const { queue, client, token, claimer, orders } = await setup('alice', signingWith());
+    expect(token).toMatch(COMPACT_JWS);
     const [a, b] = await Promise.all([claimer(), claimer()]);
     const claimed = await a.send({ op: 'claim', memberId: 'alice', token });
     expect(claimed).toMatchObject({ op: 'claim', ok: true });
@@ -177,7 +194,9 @@ describe('F16: a claimer process killed -9 between claim and commit', () => {
 
 describe('F17: a claimer paused past its lease', () => {
   it('wakes after another claimer ordered: its insert is refused by UNIQUE(token_id) and its consume answers false', async () => {
-    const { queue, client, token, claimer, orders } = await setup('bob');
+    // Signed passes (SPEC §15): the takeover and fencing are the same as for opaque tokens.
+    const { queue, client, token, claimer, orders } = await setup('bob', signingWith());
+    expect(token).toMatch(COMPACT_JWS);
     const a = await claimer();
     const b = await claimer();
     const claimA = (await a.send({ op: 'claim', memberId: 'bob', token })).claim!;
@@ -213,6 +232,7 @@ describe('F17: a claimer paused past its lease', () => {
     expect(orders()).toEqual([{ memberId: 'bob', tokenId: claimA.tokenId }]);
     expect((await queue.position('bob')).status).toBe('NOT_ENTERED');
     expect(await queue.stats()).toMatchObject({ active: 0, claimed: 0 });
+    expect(await a.send({ op: 'claim', memberId: 'bob', token })).toEqual({ op: 'claim', ok: false, error: 'INVALID' }); // used once
     console.log(`F17 ${JSON.stringify({ aCommit: commitA.error, aConsume: consumeA.value, ordersForToken: orders().length })}`);
     client.disconnect();
   });

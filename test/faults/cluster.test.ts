@@ -20,6 +20,7 @@ import { tokenIdOf } from '../../src/tokens.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { migrateSlot, parseInfo, startCluster, waitUntil, type TestCluster } from '../support/cluster.js';
+import { signingWith } from '../support/signing-keys.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
 const NODE_TIMEOUT_MS = 1000;
@@ -94,18 +95,23 @@ function errorKind(error: unknown): string {
 
 describe('RedisStore on a 3-master Redis Cluster', () => {
   let placement: Array<{ name: string; slot: number; master: number }>;
+  // The queues on the three masters hand out signed passes (SPEC §15), before and after the
+  // failover, with the same keys in both tests (a queue signs or not).
+  const signing = signingWith();
 
   it('runs queues whose hash tags land on three different masters, each whole on its own master', async () => {
     placement = await namesOnEachMaster();
     expect(new Set(placement.map((p) => p.master)).size).toBe(3);
     const store = new RedisStore({ client, prefix });
     for (const { name, slot, master } of placement) {
-      const queue = new WaitingQueue({ store, name, admitBurst: 5 });
+      const queue = new WaitingQueue({ store, name, admitBurst: 5, signing });
       for (let i = 0; i < 10; i++) await queue.enter(`m${i}`);
       const admissions = await queue.admit();
       expect(admissions.map((a) => a.memberId)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
+      expect(admissions[0]!.entryToken).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/); // a compact JWS
       const claim = await queue.claim('m0', admissions[0]!.entryToken);
       expect(await queue.consume(claim)).toBe(true);
+      await expect(queue.claim('m0', admissions[0]!.entryToken)).rejects.toMatchObject({ code: 'INVALID' }); // used once
       expect(await queue.stats()).toMatchObject({ waiting: 5, active: 4, claimed: 0 });
       // Every key of the queue is on that master, in the slot of its tag, and on no other master.
       const node = cluster.node(master).admin;
@@ -446,7 +452,7 @@ describe('RedisStore on a 3-master Redis Cluster', () => {
   it('keeps every queue working after the failover, including the one that lived on the killed master', async () => {
     const store = new RedisStore({ client, prefix });
     for (const { name } of placement) {
-      const queue = new WaitingQueue({ store, name, admitBurst: 5 });
+      const queue = new WaitingQueue({ store, name, admitBurst: 5, signing });
       // What the first test left: m5..m9 waiting, m1..m4 READY (replicated long before the kill).
       const stats = await queue.stats();
       expect(stats.waiting).toBe(5);
@@ -457,6 +463,7 @@ describe('RedisStore on a 3-master Redis Cluster', () => {
       const token = (await queue.token('m1'))!;
       const claim = await queue.claim('m1', token.entryToken);
       expect(await queue.consume(claim)).toBe(true);
+      await expect(queue.claim('m1', token.entryToken)).rejects.toMatchObject({ code: 'INVALID' }); // used once
       expect((await queue.position('late')).rank).toBe(0);
     }
   });

@@ -23,6 +23,7 @@ import { scripts, type ScriptName } from '../../src/store/lua.generated.js';
 import { FaultProxy, isScript, parseCommand, replyEnd, type CommandMatcher } from '../support/fault-proxy.js';
 import { CLIENT_KINDS, connectClient, scriptStats, type ClientKind, type TestClient } from '../support/redis-clients.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { signingWith } from '../support/signing-keys.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
 let server: RedisServer;
@@ -184,6 +185,11 @@ async function tokenRecords(keys: ReturnType<typeof queueKeys>) {
   });
 }
 
+/** A compact JWS (header.payload.signature, base64url): what a signed entry pass looks like. */
+const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+/** The store's token behind a signed pass (SPEC §15): its `jti`. */
+const jtiOf = (pass: string) => (JSON.parse(Buffer.from(pass.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
+
 async function redisNowMs(): Promise<number> {
   const [s, us] = await admin.time();
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
@@ -285,11 +291,14 @@ describe.each(CLIENT_KINDS)('a lost reply on %s has the effect of one call (F4)'
     expect(records.length).toBeLessThanOrEqual(10); // within the bucket (the refill in this second is below 1)
   });
 
-  it('claim: the token is claimed once, never by two live claims; the caller gets that claim, or IN_USE until its lease lapses', async () => {
+  it('claim (signed passes): the token is claimed once, never by two live claims; the caller gets that claim, or IN_USE until its lease lapses', async () => {
     // A short lease on node-redis, where the caller's retry meets the lost call's lease.
-    const { queue, client, keys } = await queueBehindProxy(kind, kind === 'node-redis' ? { claimTtlSeconds: 1 } : {});
+    // Signed passes (SPEC §15): the store claims the pass's jti, once, the same way.
+    const signing = signingWith();
+    const { queue, client, keys } = await queueBehindProxy(kind, kind === 'node-redis' ? { claimTtlSeconds: 1, signing } : { signing });
     await queue.enter('alice');
     const [admission] = await queue.admit();
+    expect(admission!.entryToken).toMatch(COMPACT_JWS);
 
     const lost = await withLostReply('claimToken', () => queue.claim('alice', admission!.entryToken));
     expectRanTwice(client, lost);
@@ -311,7 +320,7 @@ describe.each(CLIENT_KINDS)('a lost reply on %s has the effect of one call (F4)'
       // caller never learned: IN_USE, and the token keeps that one claim until it lapses.
       expect(lost.retry).toMatchObject({ ok: false, error: expect.any(EntryTokenError) });
       expect(((lost.retry as { error: unknown }).error as EntryTokenError).code).toBe('IN_USE');
-      expect(record).toMatchObject({ memberId: 'alice', token: admission!.entryToken });
+      expect(record).toMatchObject({ memberId: 'alice', token: jtiOf(admission!.entryToken) });
       expect(record!.claimId).not.toBe('');
       await sleep(Math.max(0, record!.claimExp - (await redisNowMs())) + 50);
       expect(await queue.state('alice')).toBe('READY');
@@ -320,9 +329,10 @@ describe.each(CLIENT_KINDS)('a lost reply on %s has the effect of one call (F4)'
     }
     expect(await queue.consume(claim)).toBe(true);
     expect(await admin.zcard(keys.consumed)).toBe(1);
+    await expect(queue.claim('alice', admission!.entryToken)).rejects.toMatchObject({ code: 'INVALID' }); // used once
   });
 
-  it('a batch of enters (group commit) re-sent whole: every member has one place, in the first run\'s order', async () => {
+  it("a batch of enters (group commit) re-sent whole: every member has one place, in the first run's order", async () => {
     const { queue, client, keys } = await queueBehindProxy(kind);
     await queue.enter('alice');
     // alice's repeated enter goes alone, at once; the ten made while it is in flight
@@ -341,12 +351,13 @@ describe.each(CLIENT_KINDS)('a lost reply on %s has the effect of one call (F4)'
     expect((await queue.stats()).totals.entered).toBe(11);
   });
 
-  it('a batch of claims (group commit) re-sent whole: each token has one claim, never two', async () => {
-    const { queue, client, keys } = await queueBehindProxy(kind, { admitRatePerSecond: 10, admitBurst: 10 });
+  it('a batch of claims (group commit, signed passes) re-sent whole: each token has one claim, never two', async () => {
+    const { queue, client, keys } = await queueBehindProxy(kind, { admitRatePerSecond: 10, admitBurst: 10, signing: signingWith() });
     const members = Array.from({ length: 6 }, (_, i) => `c${i}`);
     for (const m of members) await queue.enter(m);
     const admissions = await queue.admit();
     expect(admissions).toHaveLength(6);
+    for (const a of admissions) expect(a.entryToken).toMatch(COMPACT_JWS);
     const isBatch: CommandMatcher = ({ args }) => args.length >= 2 + 4 + 1 + 4 * 5;
     // The first claim goes alone, at once; the other five gather into one call, whose reply is lost.
     const lost = await withLostReply('claimToken', () => all(admissions.map((a) => queue.claim(a.memberId, a.entryToken))), undefined, isBatch);
@@ -361,7 +372,8 @@ describe.each(CLIENT_KINDS)('a lost reply on %s has the effect of one call (F4)'
     if (kind === 'ioredis') {
       // The re-run found each claim id on its token and answered the first run's leases.
       const claims = answer(lost);
-      for (const claim of claims) expect(records.find((r) => r.memberId === claim.memberId)).toMatchObject({ claimId: claim.claimId, claimExp: claim.expiresAt });
+      for (const claim of claims)
+        expect(records.find((r) => r.memberId === claim.memberId)).toMatchObject({ claimId: claim.claimId, claimExp: claim.expiresAt });
     } else {
       // The retry carried new claim ids: the lost call's leases hold, so IN_USE.
       expect(lost.retry).toMatchObject({ ok: false, error: expect.any(EntryTokenError) });

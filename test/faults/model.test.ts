@@ -17,6 +17,14 @@
 // and keeps the configured rate below any observed rate, so wait estimates are exact.
 // Each run checks ε < U/2, so a machine slow enough to break the premise fails loudly.
 //
+// Signed passes (SPEC §15): about half the runs (the run's config says which) give the Redis
+// side `signing` with one Ed25519 key (deterministic signatures, so a pass is the same string
+// each time it is read). Its tokens are then compact JWS passes whose `jti` is the store's
+// token; claims verify them by wall clock, which the store's shifted clock never outruns, so
+// every outcome is the model's. The MemoryStore side stays opaque: its clock runs ahead of
+// wall time, where a pass would not be valid yet (MemoryStore with signing is in the
+// contract suite).
+//
 // Replay a failure with MODEL_SEED, MODEL_PATH and MODEL_REPLAY_PATH (printed on failure).
 // MODEL_RUNS overrides the number of runs.
 
@@ -30,6 +38,7 @@ import { EntryTokenError, MemoryStore, RedisStore, WaitingQueue, type Claim, typ
 import { queueKeys } from '../../src/store/keys.js';
 import { redisNowMs, shiftClockKeys, shiftQueueClock, SHIFT_CLOCK_LUA } from '../support/model-shift-clock.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { signingWith } from '../support/signing-keys.js';
 
 // ---------------------------------------------------------------------------------------
 // Configuration: chosen so that the few real milliseconds between commands cannot change
@@ -56,7 +65,13 @@ const MEMBERS: ReadonlyArray<{ key: string; forms: readonly MemberId[] }> = [
 ];
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+/** The signing keys of the signed runs' Redis side: Ed25519, whose signatures are deterministic. */
+const SIGNING = signingWith('model', 'EdDSA');
 const tokenIdOf = (token: string) => createHash('sha256').update(token).digest('hex').slice(0, 32);
+/** The store's token behind what a side handed out: the pass's `jti` when it signs. */
+const storeToken = (side: Side, token: string) =>
+  side.signed ? (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti : token;
 const forgedToken = (n: number) => createHash('sha256').update(`forged-${n}`).digest('base64url');
 const MALFORMED = ['short', 'x'.repeat(44), `${'a'.repeat(42)}=`, `${'b'.repeat(42)} `, 'é'.repeat(43)];
 
@@ -116,7 +131,6 @@ interface ExpectedPosition {
   /** The estimate plans with a measured pace of the line (not the rate alone). */
   paced?: boolean;
 }
-
 
 /**
  * The wait estimate (SPEC, src/position.ts): rank ÷ the configured rate (observed rates
@@ -273,6 +287,8 @@ function modelStats(m: Model) {
 interface Side {
   label: 'memory' | 'redis';
   queue: WaitingQueue;
+  /** Its queue has `signing`: tokens are signed passes. */
+  signed: boolean;
   /** Token handle -> this store's token string. */
   tokens: string[];
   /** This store's token string -> handle: token identity, compared structurally. */
@@ -482,7 +498,8 @@ class AdmitCmd implements Cmd {
         `${side.label} admit`,
       );
       admissions.forEach((a, i) => {
-        expect(a.entryToken, `${side.label} token shape`).toMatch(TOKEN_SHAPE);
+        expect(a.entryToken, `${side.label} token shape`).toMatch(side.signed ? COMPACT_JWS : TOKEN_SHAPE);
+        expect(storeToken(side, a.entryToken), `${side.label} store token shape`).toMatch(TOKEN_SHAPE);
         expectSame(side.handles.has(a.entryToken), false, `${side.label} fresh token`);
         side.handles.set(a.entryToken, expected.handles[i]!);
         side.tokens[expected.handles[i]!] = a.entryToken;
@@ -525,7 +542,7 @@ class ClaimCmd implements Cmd {
       expectSame(outcome.ok, true, `${side.label} ${this.toString()}: ${JSON.stringify(outcome)}`);
       const claim = (outcome as { ok: true; value: Claim }).value;
       expect(claim.memberId).toBe(key);
-      expectSame(claim.tokenId, tokenIdOf(token), `${side.label} tokenId is the token's stable id`);
+      expectSame(claim.tokenId, tokenIdOf(storeToken(side, token)), `${side.label} tokenId is the token's stable id`);
       expect(claim.claimId).toMatch(/^[A-Za-z0-9_-]{22}$/);
       expectTime(side, r, claim.expiresAt, expected.expiresAt, 'claim expiresAt');
       side.claims[expected.claim] = claim;
@@ -638,7 +655,7 @@ const commandArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...ADVANCE_UNITS).map((units): Cmd => new AdvanceCmd(units)) },
 );
 
-const configArb = fc.record({ burst: fc.integer({ min: 1, max: 3 }), maxActive: fc.constantFrom(null, 1, 2, 3) });
+const configArb = fc.record({ burst: fc.integer({ min: 1, max: 3 }), maxActive: fc.constantFrom(null, 1, 2, 3), signed: fc.boolean() });
 
 // ---------------------------------------------------------------------------------------
 // The harness.
@@ -663,7 +680,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function newRun(config: { burst: number; maxActive: number | null }): Promise<{ model: Model; real: Real; dispose(): Promise<void> }> {
+async function newRun(config: { burst: number; maxActive: number | null; signed: boolean }): Promise<{ model: Model; real: Real; dispose(): Promise<void> }> {
   const name = `m${++runs}-${randomBytes(3).toString('hex')}`;
   const wallStart = Date.now();
   const start = await redisNowMs(client); // MemoryStore's clock follows Redis TIME from here
@@ -680,16 +697,23 @@ async function newRun(config: { burst: number; maxActive: number | null }): Prom
     operationTimeoutMs: 5000,
     abandonAfterSeconds: null, // abandonment is not part of this model
   };
-  const side = (label: Side['label'], queue: WaitingQueue, frame: (abs: number) => number): Side => ({
+  if (config.signed) seen('run with signed passes (redis side)');
+  const side = (label: Side['label'], queue: WaitingQueue, frame: (abs: number) => number, signed = false): Side => ({
     label,
     queue,
+    signed,
     tokens: [],
     handles: new Map(),
     claims: [],
     frame,
   });
   const memory = side('memory', new WaitingQueue({ store: new MemoryStore({ now: () => memoryNow }), ...options }), (abs) => abs - start);
-  const redis = side('redis', new WaitingQueue({ store: redisStore, ...options }), (abs) => abs + shifted - start);
+  const redis = side(
+    'redis',
+    new WaitingQueue({ store: redisStore, ...options, ...(config.signed ? { signing: SIGNING } : {}) }),
+    (abs) => abs + shifted - start,
+    config.signed,
+  );
   const real: Real = {
     name,
     memory,

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore, WaitingQueue } from '../../src/index.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { recordFigures } from '../support/report.js';
+import { signingWith } from '../support/signing-keys.js';
 import { uniqueName } from '../support/unique.js';
 
 const CHILD = join(import.meta.dirname, '..', 'support', 'multi-admitter.mjs');
@@ -30,16 +31,25 @@ afterAll(async () => {
 });
 
 type Line =
-  | { kind: 'admitted'; memberId: string; expiresAt: number }
-  | { kind: 'consumed'; memberId: string; ok: boolean }
+  | { kind: 'admitted'; memberId: string; expiresAt: number; jws: boolean }
+  | { kind: 'consumed'; memberId: string; ok: boolean; again: string | null }
   | { kind: 'error'; message: string }
   | { kind: 'done'; errors: number };
 
-function runChildren(count: number, name: string, durationMs: number, mode: 'admit' | 'churn', maxActive?: number): Promise<Line[]> {
+/** With `signing`, every process of the queue issues and verifies signed passes with the same keys (a queue signs or not). */
+function runChildren(
+  count: number,
+  name: string,
+  durationMs: number,
+  mode: 'admit' | 'churn',
+  maxActive?: number,
+  signing?: ReturnType<typeof signingWith>,
+): Promise<Line[]> {
   return Promise.all(
     Array.from({ length: count }, () => {
       const child = spawn(process.execPath, [CHILD, server.url, name, String(durationMs), mode, ...(maxActive ? [String(maxActive)] : [])], {
         stdio: ['ignore', 'pipe', 'pipe'],
+        env: signing ? { ...process.env, WAITGATE_TEST_SIGNING: JSON.stringify(signing) } : process.env,
       });
       let stdout = '';
       let stderr = '';
@@ -61,8 +71,8 @@ function runChildren(count: number, name: string, durationMs: number, mode: 'adm
   ).then((all) => all.flat());
 }
 
-async function fill(name: string, members: number): Promise<WaitingQueue> {
-  const queue = new WaitingQueue({ store: new RedisStore({ client }), name });
+async function fill(name: string, members: number, signing?: ReturnType<typeof signingWith>): Promise<WaitingQueue> {
+  const queue = new WaitingQueue({ store: new RedisStore({ client }), name, ...(signing ? { signing } : {}) });
   for (let i = 0; i < members; i += 200) {
     // In order, so member index = entry order.
     for (let j = i; j < Math.min(members, i + 200); j++) await queue.enter(`m${String(j).padStart(6, '0')}`);
@@ -121,10 +131,13 @@ describe('many instances on one Redis', () => {
     expect(admitted.length).toBeLessThanOrEqual(BURST + (RATE * spanMs) / 1000 + 1);
   });
 
-  it('keeps READY + CLAIMED within maxActive under churn from 4 processes', async () => {
+  // Signed passes (SPEC §15): the four processes share one key set, claim and consume
+  // concurrently, and each consumed pass is refused when claimed again.
+  it('keeps READY + CLAIMED within maxActive under churn from 4 processes, with signed passes', async () => {
     const name = uniqueName('churn');
     const maxActive = 15;
-    const queue = await fill(name, 800);
+    const signing = signingWith();
+    const queue = await fill(name, 800, signing);
     let maxSeen = 0;
     let samples = 0;
     let sampling = true;
@@ -136,11 +149,11 @@ describe('many instances on one Redis', () => {
         await new Promise((r) => setTimeout(r, 10));
       }
     })();
-    const lines = await runChildren(4, name, 4000, 'churn', maxActive);
+    const lines = await runChildren(4, name, 4000, 'churn', maxActive, signing);
     sampling = false;
     await sampler;
 
-    const admitted = lines.filter((l) => l.kind === 'admitted');
+    const admitted = lines.filter((l): l is Extract<Line, { kind: 'admitted' }> => l.kind === 'admitted');
     const consumed = lines.filter((l): l is Extract<Line, { kind: 'consumed' }> => l.kind === 'consumed');
     expect(lines.filter((l) => l.kind === 'error')).toEqual([]);
     expect(samples).toBeGreaterThan(50);
@@ -148,9 +161,11 @@ describe('many instances on one Redis', () => {
     expect(maxSeen).toBe(maxActive); // the cap was really reached, so it was really tested
     // Churn freed slots again and again: far more admitted than the cap.
     expect(admitted.length).toBeGreaterThan(maxActive * 3);
-    expect(new Set(admitted.map((a) => (a as { memberId: string }).memberId)).size).toBe(admitted.length);
-    // Each consume of a claim that was not taken over succeeded.
+    expect(new Set(admitted.map((a) => a.memberId)).size).toBe(admitted.length);
+    expect(admitted.every((a) => a.jws)).toBe(true); // really signed passes
+    // Each consume of a claim that was not taken over succeeded, and its pass was used once.
     expect(consumed.filter((c) => c.ok).length).toBeGreaterThan(0);
+    expect(consumed.filter((c) => c.ok && c.again !== 'INVALID')).toEqual([]);
     expect((await queue.stats()).active).toBeLessThanOrEqual(maxActive);
     recordFigures('multi-process-churn', {
       processes: 4,

@@ -4,6 +4,8 @@
 // run `npm run build` first) and the example shop's order DB (UNIQUE token_id).
 //
 //   node test/support/fault-claimer.mjs '{"url":"redis://...","name":"q","claimTtlSeconds":1,"db":"/tmp/x.db"}'
+// An optional "signing" in the config (the `signing` option, the same keys as the test's
+// queue) makes the claimer's queue verify signed entry passes.
 //
 // Commands arrive on stdin, one JSON object a line, and are answered on stdout in order,
 // one JSON line each:
@@ -22,7 +24,13 @@ const { RedisStore, WaitingQueue } = await import('waitgate');
 const config = JSON.parse(process.argv[2]);
 const client = new Redis(config.url, { maxRetriesPerRequest: 1 });
 client.on('error', () => undefined);
-const queue = new WaitingQueue({ store: new RedisStore({ client }), name: config.name, claimTtlSeconds: config.claimTtlSeconds, operationTimeoutMs: 1000 });
+const queue = new WaitingQueue({
+  store: new RedisStore({ client }),
+  name: config.name,
+  claimTtlSeconds: config.claimTtlSeconds,
+  operationTimeoutMs: 1000,
+  ...(config.signing ? { signing: config.signing } : {}),
+});
 const db = openDatabase(config.db);
 db.pragma('busy_timeout = 5000');
 let claim = null;
