@@ -36,7 +36,8 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
     if (!('url' in app)) throw new Error('the event suite runs over real HTTP');
     const url = app.url;
     const events = (member?: string) => openEvents(`${url}/queue/events`, member === undefined ? {} : { 'x-member': member });
-    const call = async (method: string, path: string, member: string) => (await fetch(url + path, { method, headers: { 'x-member': member } })).json() as Promise<Position>;
+    const call = async (method: string, path: string, member: string) =>
+      (await fetch(url + path, { method, headers: { 'x-member': member } })).json() as Promise<Position>;
     return { queue, app, url, events, call, touches, advance: (ms: number) => (now += ms) };
   }
 
@@ -111,10 +112,7 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
       admitRatePerSecond: 1,
       admitBurst: 1,
       abandonAfterSeconds: null,
-      pollingIntervals: [
-        { belowRank: 3, seconds: 1 },
-        { seconds: farSeconds },
-      ],
+      pollingIntervals: [{ belowRank: 3, seconds: 1 }, { seconds: farSeconds }],
     });
 
     it('tells a member near the head every admission step', async () => {
@@ -166,7 +164,10 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
 
     it('tells READY at once, and a change of the controls to every member, even one whose polling pace is a minute', async () => {
       // admitBurst 2: ranks below 4 see every step, though only rank 0 is in the 1 s tier.
-      const { app, queue, events, call, advance } = await setup({}, { ...paced(60), admitBurst: 2, pollingIntervals: [{ belowRank: 1, seconds: 1 }, { seconds: 60 }] });
+      const { app, queue, events, call, advance } = await setup(
+        {},
+        { ...paced(60), admitBurst: 2, pollingIntervals: [{ belowRank: 1, seconds: 1 }, { seconds: 60 }] },
+      );
       try {
         for (const member of ['a', 'b', 'c', 'd', 'e', 'f']) await call('POST', '/queue/enter', member);
         const [b, f] = [await events('b'), await events('f')];
@@ -214,6 +215,36 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
             return again.response.status;
           }, BOUND)
           .toBe(200);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('keeps one stream per member: a newer stream of the same member replaces the older (ended), never taking a second place', async () => {
+      const { app, events, call } = await setup({ maxStreams: 2 });
+      try {
+        await call('POST', '/queue/enter', 'alice');
+        await call('POST', '/queue/enter', 'bob');
+        const tabs: OpenStream[] = [];
+        try {
+          for (let i = 0; i < 5; i++) {
+            const tab = await events('alice');
+            expect(tab.response.status).toBe(200);
+            expect(await tab.nextEvent()).toMatchObject({ event: 'position' });
+            tabs.push(tab);
+          }
+          // Every older tab was ended cleanly by the newer one; the newest stays open.
+          for (const older of tabs.slice(0, -1)) expect(await untilReady(older)).toBeNull();
+          const bob = await events('bob');
+          try {
+            expect(bob.response.status).toBe(200);
+            expect(await bob.nextEvent()).toMatchObject({ event: 'position' });
+          } finally {
+            bob.close();
+          }
+        } finally {
+          for (const tab of tabs) tab.close();
+        }
       } finally {
         await app.close();
       }
