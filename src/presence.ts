@@ -7,12 +7,24 @@
 import type { MemberSnapshot } from './store/store.js';
 
 export const PRESENCE_FLUSH_MS = 1000;
+/** `WaitingQueue[LOOK_POSITION]`: a position whose READY is recorded as picked up only when the caller says so (event streams). @internal */
+export const LOOK_POSITION = Symbol('waitgate.lookPosition');
 /** Member ids per store call (lua/touchMembers-6.lua MAX_MEMBERS). */
 const BATCH = 1000;
 /** Ids kept for a later flush after a failed one, at most. */
 const MAX_PENDING = 20_000;
 /** Members whose last recording this instance remembers, at most (oldest forgotten first: they are recorded again). */
 const MAX_RECORDED = 500_000;
+
+/**
+ * What records `answer`, a READY, as picked up once called (an event stream calls it when it wrote
+ * the READY to its open connection); nothing without `presence`, a READY or a pick-up timeout.
+ */
+export function pickUpLater(presence: Presence | null, memberId: string, answer: MemberSnapshot, required: boolean): () => void {
+  return () => {
+    if (presence && required && answer.status === 'READY') presence.note(memberId, 'pickedUp', answer.now);
+  };
+}
 
 /** What one flush records: waiting members seen near the head, and READY answers (pick-ups). */
 export interface PresenceBatch {

@@ -10,7 +10,7 @@ import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from '.
 import { parseEnterOptions, type QueueEnterOptions } from './enter-options.js';
 import { PositionCache, WATCH_HEAD_MOVES, watchHeadMovesOf, type WatchHeadMoves } from './position-cache.js';
 import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
-import { presenceFor, type Presence } from './presence.js';
+import { LOOK_POSITION, pickUpLater, presenceFor, type Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { queueStats } from './queue-figures.js';
 import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
@@ -111,17 +111,9 @@ export class WaitingQueue {
     }
     // The store recorded a sign of life below the head this instance hinted; the head of
     // the controls read with the answer decides: a member between the two is noted now.
-    const head = presenceHeadOf(this.#config, snapshot.controls);
-    if (
-      this.#presence &&
-      snapshot.status === 'WAITING' &&
-      snapshot.rank !== null &&
-      head !== undefined &&
-      snapshot.rank < head &&
-      !(hintedHead !== undefined && snapshot.rank < hintedHead)
-    ) {
-      this.#presence.note(id, 'seen', snapshot.now, snapshot.score ?? null);
-    }
+    const [head, rank] = [presenceHeadOf(this.#config, snapshot.controls), snapshot.status === 'WAITING' ? snapshot.rank : null];
+    if (rank !== null && head !== undefined && rank < head && !(hintedHead !== undefined && rank < hintedHead))
+      this.#presence?.note(id, 'seen', snapshot.now, snapshot.score ?? null);
     // No invalidation of the snapshot: a new member is behind everyone it shows, and the
     // snapshot's refresh limit must hold under the arrival surge (it is at most refreshMs old).
     this.#cache?.remember(id, snapshot);
@@ -176,12 +168,17 @@ export class WaitingQueue {
    * @throws {@link InvalidMemberIdError}; {@link StoreUnavailableError}.
    */
   async position(memberId: MemberId): Promise<Position> {
+    return (await this[LOOK_POSITION](memberId, true)).position;
+  }
+
+  /** `position`; unless `pickUp`, a READY is recorded as read only by the `pickUp()` returned (a stream calls it once written). @internal */
+  async [LOOK_POSITION](memberId: MemberId, pickUp: boolean): Promise<{ position: Position; pickUp: () => void }> {
     const id = normalizeMemberId(memberId);
     const estimated = await this.#cache?.estimate(id);
-    if (estimated) return signedPosition(this.#config.signer, this.#position(estimated, id), id);
-    const snapshot = await this.#calls.call('position', (s) => s.position(this.name, id));
-    this.#cache?.remember(id, snapshot);
-    return signedPosition(this.#config.signer, this.#position(snapshot, id), id);
+    const snapshot = estimated ?? (await this.#calls.call('position', (s) => s.position(this.name, id)));
+    if (!estimated) this.#cache?.remember(id, snapshot);
+    const position = await signedPosition(this.#config.signer, this.#position(snapshot, id, pickUp), id);
+    return { position, pickUp: pickUpLater(pickUp ? null : this.#presence, id, snapshot, this.#config.pickupTimeoutMs !== null) };
   }
 
   /** The member's status alone. */
@@ -226,7 +223,10 @@ export class WaitingQueue {
     this.#presence?.observe(result.expiresAt - c.entryTokenTtlMs);
     if (result.abandoned && result.abandoned.length > 0) {
       for (const memberId of result.abandoned) this.#cache?.forget(memberId);
-      this.#events.emit('abandoned', result.abandoned.map((memberId) => ({ memberId })));
+      this.#events.emit(
+        'abandoned',
+        result.abandoned.map((memberId) => ({ memberId })),
+      );
     }
     return { admittable: result.admittable, admitted: result.admitted.map((a) => ({ ...a, expiresAt: result.expiresAt })) };
   }
@@ -379,11 +379,11 @@ export class WaitingQueue {
     return this;
   }
 
-  /** The public Position of a snapshot; a poll answered (`polled`: the member) is a sign of life. */
-  #position(snapshot: MemberSnapshot, polled?: string): Position {
+  /** The public Position of a snapshot; a poll answered (`polled`: the member) is a sign of life, and a READY its pick-up if `pickUp`. */
+  #position(snapshot: MemberSnapshot, polled?: string, pickUp = true): Position {
     if (snapshot.controls) this.#lastControls = snapshot.controls;
     if (polled !== undefined)
-      this.#presence?.notePoll(polled, snapshot, presenceHeadOf(this.#config, snapshot.controls), this.#config.pickupTimeoutMs !== null);
+      this.#presence?.notePoll(polled, snapshot, presenceHeadOf(this.#config, snapshot.controls), pickUp && this.#config.pickupTimeoutMs !== null);
     return buildPosition(snapshot, this.#config, this.#config.pollingIntervals);
   }
 

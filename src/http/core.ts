@@ -200,6 +200,8 @@ export interface RouteRequest {
   gate: RouteGate | undefined;
   identity?: IdentityResolver<unknown> | undefined;
   req: unknown;
+  /** An enter's invite code from elsewhere than its JSON body (the waiting page's no-JavaScript form: its address's `?code=`); judged as the body's. */
+  code?: string | undefined;
 }
 
 /**
@@ -241,7 +243,7 @@ async function memberRoute(queue: WaitingQueue, action: Exclude<QueueAction, 'jw
 async function enterOptions(queue: WaitingQueue, request: RouteRequest | undefined): Promise<QueueEnterOptions> {
   if (request === undefined) return {};
   const identity = request.identity ? ((await request.identity(request.req)) ?? undefined) : undefined;
-  const code = queue.config.lanes.length === 0 ? undefined : await enterCodeOf(request.req);
+  const code = queue.config.lanes.length === 0 ? undefined : (request.code ?? (await enterCodeOf(request.req)));
   return { ...(identity === undefined ? {} : { identity }), ...(code === undefined ? {} : { code: code as string }) };
 }
 

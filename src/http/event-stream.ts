@@ -70,8 +70,8 @@ export class EventHub implements StreamKeeper {
   readonly #maxStreams: number;
   readonly #nearHead: number;
   readonly #streams = new Set<MemberStream>();
-  /** The streams of each member: a member this instance admits is looked up at once. */
-  readonly #byMember = new Map<string, Set<MemberStream>>();
+  /** The one stream of each member (a newer one replaces it): a member this instance admits is looked up at once. */
+  readonly #byMember = new Map<string, MemberStream>();
   /** Streams to look up in the next round whatever their pace (their member was just admitted). */
   #urgent = new Set<MemberStream>();
   /** Rounds that start before this look every stream (performance.now()). */
@@ -86,7 +86,10 @@ export class EventHub implements StreamKeeper {
   #lastRoundAt = Number.NEGATIVE_INFINITY;
   readonly #onStep = (): void => this.#schedule();
   readonly #onAdmitted = (members: readonly AdmittedMember[]): void => {
-    for (const { memberId } of members) for (const stream of this.#byMember.get(memberId) ?? []) this.#urgent.add(stream);
+    for (const { memberId } of members) {
+      const stream = this.#byMember.get(memberId);
+      if (stream) this.#urgent.add(stream);
+    }
     this.#schedule();
   };
   readonly #onControls = (): void => this.#lookEveryone();
@@ -116,13 +119,16 @@ export class EventHub implements StreamKeeper {
   /**
    * Opens a stream for `memberId` (already resolved; undefined answers nothing here). The
    * stream is registered before its first look, so a READY that comes between the two is
-   * told by a later round or by that look itself; never missed.
+   * told by a later round or by that look itself; never missed. One stream per member: a
+   * newer one (a reload, another tab) ends the older, so a member never holds two places.
    */
   async open(memberId: MemberId): Promise<StreamOpening> {
-    if (this.#streams.size >= this.#maxStreams) return this.refuse();
     let stream: MemberStream | undefined;
     try {
-      stream = new MemberStream(this, normalizeMemberId(memberId));
+      const id = normalizeMemberId(memberId);
+      this.#byMember.get(id)?.end(); // the newest tab wins
+      if (this.#streams.size >= this.#maxStreams) return this.refuse();
+      stream = new MemberStream(this, id);
       this.#add(stream);
       // The retry field goes first; the first event follows it in the pending chunks.
       const pending: string[] = [];
@@ -146,9 +152,7 @@ export class EventHub implements StreamKeeper {
   forget(stream: MemberStream): void {
     if (!this.#streams.delete(stream)) return;
     this.#urgent.delete(stream);
-    const mine = this.#byMember.get(stream.memberId);
-    mine?.delete(stream);
-    if (mine?.size === 0) this.#byMember.delete(stream.memberId);
+    if (this.#byMember.get(stream.memberId) === stream) this.#byMember.delete(stream.memberId);
     if (this.#streams.size > 0) return;
     clearInterval(this.#timer);
     clearTimeout(this.#roundTimer);
@@ -160,7 +164,7 @@ export class EventHub implements StreamKeeper {
 
   #add(stream: MemberStream): void {
     this.#streams.add(stream);
-    this.#byMember.set(stream.memberId, (this.#byMember.get(stream.memberId) ?? new Set()).add(stream));
+    this.#byMember.set(stream.memberId, stream);
     if (this.#timer) return;
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
     this.#timer.unref?.();

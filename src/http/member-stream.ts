@@ -2,6 +2,7 @@
 // is attached and after, what its last look told it, and when it is due for the next look at its
 // polling pace. Framework code only writes the chunks (node-events.ts, web.ts).
 
+import { LOOK_POSITION } from '../presence.js';
 import type { Position } from '../types.js';
 import type { WaitingQueue } from '../waiting-queue.js';
 
@@ -66,6 +67,8 @@ export class MemberStream implements MemberStreamHandle {
   #applied = 0;
   #lastJson = '';
   #failures = 0; // failed looks in a row
+  /** Records the READY said before the response was attached as picked up, once it is written to it. */
+  #pickUp: (() => void) | null = null;
   lastWriteAt = performance.now();
   /** When this member is due for a look at its polling pace, at most SLOWEST_LOOK_MS away (performance.now()); +Infinity while a look is under way. */
   dueAt = 0;
@@ -87,8 +90,10 @@ export class MemberStream implements MemberStreamHandle {
     const startedAt = performance.now(); // the pace counts from the look's start: a slow answer does not slow it down
     this.dueAt = Number.POSITIVE_INFINITY;
     let position: Position;
+    let pickUp: () => void;
     try {
-      position = await queue.position(this.memberId);
+      // A READY is recorded as picked up only once written to the open connection (pickupTimeoutSeconds).
+      ({ position, pickUp } = await queue[LOOK_POSITION](this.memberId, false));
     } catch (error) {
       this.#failures++;
       if (ticket === this.#started) this.dueAt = performance.now() + retryDelayMs(this.#failures);
@@ -99,14 +104,16 @@ export class MemberStream implements MemberStreamHandle {
     this.#applied = ticket;
     if (ticket === this.#started) this.dueAt = startedAt + Math.min(position.pollingIntervalSeconds * 1000, SLOWEST_LOOK_MS);
     this.rank = position.status === 'WAITING' ? position.rank : null;
-    this.#tell(position);
+    this.#tell(position, pickUp);
     return position;
   }
 
-  /** `ready` once (then the stream ends), or `position` when anything in it changed. */
-  #tell(position: Position): void {
+  /** `ready` once (then the stream ends: picked up, now or when attached), or `position` when anything in it changed. */
+  #tell(position: Position, pickUp: () => void): void {
     if (position.status === 'READY') {
       this.write(sseEvent('ready', position));
+      if (this.#sink) pickUp();
+      else this.#pickUp = pickUp;
       this.end();
       return;
     }
@@ -135,6 +142,8 @@ export class MemberStream implements MemberStreamHandle {
     this.#sink = sink;
     for (const chunk of this.#pending) sink.write(chunk);
     this.#pending = [];
+    this.#pickUp?.();
+    this.#pickUp = null;
     if (this.#ended) sink.end();
   }
 

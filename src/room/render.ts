@@ -17,6 +17,8 @@ export interface RoomRender {
   position: Position | null;
   /** The query of the page's URL to keep in its links (`?lang=…`), or ''. */
   search: string;
+  /** The query of the no-JavaScript join form's action: `search` and the page's invite code (`&code=…`). */
+  joinSearch?: string;
   /** The draw's commitment while a shuffled opening is ahead. */
   commitment?: string | null;
   /** The refusal's message (`refused`) or what went wrong (`problem`). */
@@ -124,7 +126,7 @@ ${commitment}
 </section>
 <section class="waitgate-join" data-when="not-entered"${hidden(r, 'not-entered')}>
 <p>${e(t.notEntered)}</p>
-<form method="post" action="room${e(r.search)}" enctype="text/plain"><button class="waitgate-button" type="submit">${e(t.join)}</button></form>
+<form method="post" action="room${e(r.joinSearch ?? r.search)}" enctype="text/plain"><button class="waitgate-button" type="submit">${e(t.join)}</button></form>
 </section>
 <section class="waitgate-challenge" data-when="challenge"${hidden(r, 'challenge')}>
 <p>${e(t.challenge)}</p>

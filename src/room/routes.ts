@@ -42,7 +42,7 @@ export interface RoomRequest {
   member: () => unknown;
   /** The request object the gate and the headers are read from. */
   req: unknown;
-  /** The request's URL or path with its query (only `?lang=` is read). */
+  /** The request's URL or path with its query (only `?lang=` and `?code=` are read). */
   url: string;
 }
 
@@ -87,7 +87,10 @@ export function createRoom(queue: WaitingQueue, page: RoomPage, { gate, identity
       if (action === 'style') return style;
       if (action === 'script') return script;
       if (action === 'slash' || (action === 'room' && pathOf(request.url).endsWith('/'))) return toRoomWithoutSlash(request.url);
-      const lang = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '').get('lang');
+      const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '');
+      const lang = query.get('lang');
+      // The invite code of the address (`?code=`, '' is none, as for the page's script): the join form's action carries it.
+      const code = query.get('code') || undefined;
       const locale = negotiateLocale(lang, requestHeader(request.req, 'accept-language'), available, page.defaultLocale);
       const base = {
         page,
@@ -95,13 +98,19 @@ export function createRoom(queue: WaitingQueue, page: RoomPage, { gate, identity
         texts: textsFor(locale, page.texts),
         search: lang && available.includes(locale) && lang === locale ? `?lang=${locale}` : '',
       };
+      const joinSearch = code === undefined ? base.search : `${base.search ? `${base.search}&` : '?'}code=${encodeURIComponent(code)}`;
       const html = (status: number, state: RoomState, extra: Partial<RoomRender> = {}, headers: Record<string, string> = {}): RoomResult => ({
         status,
         headers: { ...headers, ...HTML },
-        body: renderRoom({ ...base, state, position: null, ...extra }),
+        body: renderRoom({ ...base, joinSearch, state, position: null, ...extra }),
       });
       const member = await request.member();
-      const result = await runQueueRoute(queue, action === 'join' ? 'enter' : 'position', () => member, { gate, identity, req: request.req });
+      const result = await runQueueRoute(queue, action === 'join' ? 'enter' : 'position', () => member, {
+        gate,
+        identity,
+        req: request.req,
+        code: action === 'join' ? code : undefined,
+      });
       if (result.status !== 200) return refusal(result, html);
       if (action === 'join') return { status: 303, headers: { ...result.headers, location: `room${base.search}` }, body: '' };
       const position = result.body as Position;

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { waitForEntry } from '../../src/client/index.js';
 import { MemoryStore, WaitingQueue, type Position, type WaitingQueueOptions } from '../../src/index.js';
 import type { PresenceBatch } from '../../src/presence.js';
+import { PICKUP_GRACE_MS } from '../../src/rates.js';
 import { openEvents, type OpenStream } from '../support/sse.js';
 import { storeWith } from '../support/store-with.js';
 import type { AppFactory } from './adapter-suite.js';
@@ -24,11 +25,17 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
     let now = Date.now();
     /** Signs of life recorded in the store, with the store's time of each call. */
     const touches: Array<{ at: number; seen: string[] }> = [];
+    /** Store reads of a member's position held until the promise settles (a look in flight). */
+    const holds = new Map<string, Promise<unknown>>();
     const memory = new MemoryStore({ now: () => now });
     const store = storeWith(memory, {
       touch: (queue: string, batch: PresenceBatch) => {
         touches.push({ at: now, seen: [...batch.seen] });
         return memory.touch(queue, batch);
+      },
+      position: async (queue: string, memberId: string) => {
+        await holds.get(memberId);
+        return memory.position(queue, memberId);
       },
     });
     const queue = new WaitingQueue({ store, positionCache: true, ...queueOptions });
@@ -36,8 +43,9 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
     if (!('url' in app)) throw new Error('the event suite runs over real HTTP');
     const url = app.url;
     const events = (member?: string) => openEvents(`${url}/queue/events`, member === undefined ? {} : { 'x-member': member });
-    const call = async (method: string, path: string, member: string) => (await fetch(url + path, { method, headers: { 'x-member': member } })).json() as Promise<Position>;
-    return { queue, app, url, events, call, touches, advance: (ms: number) => (now += ms) };
+    const call = async (method: string, path: string, member: string) =>
+      (await fetch(url + path, { method, headers: { 'x-member': member } })).json() as Promise<Position>;
+    return { queue, app, url, events, call, touches, holds, advance: (ms: number) => (now += ms) };
   }
 
   // Generous bounds: the suite runs beside the whole CI under load; nothing here measures speed.
@@ -111,10 +119,7 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
       admitRatePerSecond: 1,
       admitBurst: 1,
       abandonAfterSeconds: null,
-      pollingIntervals: [
-        { belowRank: 3, seconds: 1 },
-        { seconds: farSeconds },
-      ],
+      pollingIntervals: [{ belowRank: 3, seconds: 1 }, { seconds: farSeconds }],
     });
 
     it('tells a member near the head every admission step', async () => {
@@ -166,7 +171,10 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
 
     it('tells READY at once, and a change of the controls to every member, even one whose polling pace is a minute', async () => {
       // admitBurst 2: ranks below 4 see every step, though only rank 0 is in the 1 s tier.
-      const { app, queue, events, call, advance } = await setup({}, { ...paced(60), admitBurst: 2, pollingIntervals: [{ belowRank: 1, seconds: 1 }, { seconds: 60 }] });
+      const { app, queue, events, call, advance } = await setup(
+        {},
+        { ...paced(60), admitBurst: 2, pollingIntervals: [{ belowRank: 1, seconds: 1 }, { seconds: 60 }] },
+      );
       try {
         for (const member of ['a', 'b', 'c', 'd', 'e', 'f']) await call('POST', '/queue/enter', member);
         const [b, f] = [await events('b'), await events('f')];
@@ -214,6 +222,80 @@ export function describeEventStream(name: string, startApp: AppFactory): void {
             return again.response.status;
           }, BOUND)
           .toBe(200);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('keeps one stream per member: a newer stream of the same member replaces the older (ended), never taking a second place', async () => {
+      const { app, events, call } = await setup({ maxStreams: 2 });
+      try {
+        await call('POST', '/queue/enter', 'alice');
+        await call('POST', '/queue/enter', 'bob');
+        const tabs: OpenStream[] = [];
+        try {
+          for (let i = 0; i < 5; i++) {
+            const tab = await events('alice');
+            expect(tab.response.status).toBe(200);
+            expect(await tab.nextEvent()).toMatchObject({ event: 'position' });
+            tabs.push(tab);
+          }
+          // Every older tab was ended cleanly by the newer one; the newest stays open.
+          for (const older of tabs.slice(0, -1)) expect(await untilReady(older)).toBeNull();
+          const bob = await events('bob');
+          try {
+            expect(bob.response.status).toBe(200);
+            expect(await bob.nextEvent()).toMatchObject({ event: 'position' });
+          } finally {
+            bob.close();
+          }
+        } finally {
+          for (const tab of tabs) tab.close();
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('records a READY as picked up only once written to an open stream: a token whose client hung up mid-look is still dropped at pickupTimeoutSeconds', async () => {
+      const { app, queue, events, call, holds, advance } = await setup({}, { positionCache: false, pickupTimeoutSeconds: 30, maxActive: 10 });
+      try {
+        await call('POST', '/queue/enter', 'gone');
+        await call('POST', '/queue/enter', 'here');
+        const gone = await events('gone');
+        const here = await events('here');
+        try {
+          expect(await gone.nextEvent()).toMatchObject({ event: 'position' });
+          expect(await here.nextEvent()).toMatchObject({ event: 'position' });
+          // gone's next look waits in the store; its client hangs up while it does.
+          let looking = (): void => undefined;
+          let release = (): void => undefined;
+          const inFlight = new Promise<void>((resolve) => (looking = resolve));
+          holds.set(
+            'gone',
+            new Promise<void>((resolve) => {
+              looking();
+              release = resolve;
+            }),
+          );
+          const admitted = (await queue.admit()).map((a) => a.memberId);
+          expect(admitted.sort()).toEqual(['gone', 'here']);
+          await inFlight;
+          gone.close();
+          await new Promise((resolve) => setTimeout(resolve, 500)); // the server sees the hang-up
+          holds.delete('gone');
+          release();
+          expect(await untilReady(here)).toMatchObject({ event: 'ready', data: { status: 'READY' } });
+          await new Promise((resolve) => setTimeout(resolve, 200)); // gone's look answers READY, to nobody
+          await queue.admit(); // flushes this instance's pick-ups, at the store's time before the deadline
+          advance(30_000 + PICKUP_GRACE_MS + 1);
+          await queue.admit();
+          expect(await queue.state('gone')).toBe('NOT_ENTERED'); // nobody read it: dropped
+          expect(await queue.state('here')).toBe('READY'); // told on its open stream: picked up
+        } finally {
+          gone.close();
+          here.close();
+        }
       } finally {
         await app.close();
       }

@@ -253,6 +253,19 @@ describe('the waiting page in Chromium', () => {
     await late.context.close();
   });
 
+  it("enters with the invite code of its address (?code=) with JavaScript off: the join form carries it, first in the code's lane", async () => {
+    const queue = queues.get('invited')!;
+    await queue.addCodes('vip', ['VIP-NOJS']);
+    await queue.leave('gus'); // the JavaScript test's member of the lane, if it ran
+    for (let i = 0; i < 3; i++) await queue.enter(`plain-${i}`);
+    const { page, context } = await visit('invited', 'ida', { lang: 'en', js: false, code: 'VIP-NOJS' });
+    expect(await page.locator('main').getAttribute('data-state')).toBe('not-entered');
+    await Promise.all([page.waitForURL(/\/room\?lang=en$/), page.locator('.waitgate-join button').click()]);
+    expect(await slot(page, 'place-line')).toBe('You are number 1 in line');
+    expect((await queue.stats()).lanes![1]).toMatchObject({ name: 'vip', waiting: 1, codeUsesLeft: 0 });
+    await context.close();
+  });
+
   it('solves the gate’s proof-of-work challenge before entering', async () => {
     const { page, context } = await visit('gated', 'fay', { lang: 'en', js: true });
     await expect.poll(() => slot(page, 'place-line'), { timeout: 30_000 }).toBe('You are number 1 in line');
