@@ -15,7 +15,7 @@
 // checked in Redis time): the last two describes show it on each client.
 
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisStore, StoreUnavailableError, WaitingQueue } from '../../src/index.js';
 import { queueKeys } from '../../src/store/keys.js';
 import { scripts } from '../../src/store/lua.generated.js';
@@ -30,33 +30,16 @@ import {
   expectResetBehaviour,
   runLoad,
   summary,
+  useFaultServer,
 } from '../support/fault-load.js';
 import { connectClient, errorStat, scriptStats, type ClientSetup } from '../support/redis-clients.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
-let server: RedisServer;
-let admin: Redis; // straight to Redis, never killed (CLIENT KILL skips the caller)
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => void unhandled.push(reason);
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  process.on('unhandledRejection', onUnhandled);
-});
-afterEach(() => {
-  expect(unhandled, 'unhandled rejections').toEqual([]);
-});
-afterAll(async () => {
-  process.off('unhandledRejection', onUnhandled);
-  admin?.disconnect();
-  await server?.stop();
-});
+const fault = useFaultServer();
 
 /** EVALSHA calls that met NOSCRIPT (and EVALSHA_RO, for node-redis). */
 async function noScriptCalls(): Promise<number> {
-  const info = await admin.info('commandstats');
+  const info = await fault.admin.info('commandstats');
   const failed = (command: string) => Number(new RegExp(`^cmdstat_${command}:.*\\bfailed_calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
   return failed('evalsha') + failed('evalsha_ro');
 }
@@ -65,16 +48,16 @@ describe.each(ALL_SETUPS)('connection faults under load on $label (F6)', (setup)
   it('CLIENT KILL TYPE normal every 100 ms: StoreUnavailableError or success, nothing lost or doubled', async () => {
     let killed = 0;
     const r = await runLoad(
-      admin,
+      fault.admin,
       setup,
-      server.url,
+      fault.server.url,
       async () => {
-        killed += Number(await admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes'));
+        killed += Number(await fault.admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes'));
       },
       100,
       3000,
     );
-    const totals = await expectInvariants(admin, r);
+    const totals = await expectInvariants(fault.admin, r);
     expectOnlyStoreUnavailable(r);
     expectResetBehaviour(setup, r);
     expect(killed).toBeGreaterThan(10); // the fault really hit the load's connections
@@ -87,19 +70,19 @@ describe.each(ALL_SETUPS)('connection faults under load on $label (F6)', (setup)
 describe.each(DEFAULT_SETUPS)('script cache lost under load on $label (F7)', (setup) => {
   it('SCRIPT FLUSH every 200 ms: callers see no error at all (EVAL fallback on NOSCRIPT)', async () => {
     const before = await noScriptCalls();
-    const r = await runLoad(admin, setup, server.url, () => admin.script('FLUSH'), 200, 3000);
-    const totals = await expectInvariants(admin, r);
+    const r = await runLoad(fault.admin, setup, fault.server.url, () => fault.admin.script('FLUSH'), 200, 3000);
+    const totals = await expectInvariants(fault.admin, r);
     expect(Object.fromEntries(r.errors)).toEqual({});
     // The flushes did bite: EVALSHA met NOSCRIPT (a failed call) and was re-sent as EVAL.
     const after = await noScriptCalls();
     expect(after - before).toBeGreaterThan(0);
     // And the cache recovers: the next calls load the scripts again.
-    const probe = await connectClient(setup.kind, server.url, setup.options);
+    const probe = await connectClient(setup.kind, fault.server.url, setup.options);
     try {
       const queue = new WaitingQueue({ store: new RedisStore({ client: probe.client }), name: r.name });
       await queue.position('m0');
       await queue.enter('late');
-      expect(await admin.script('EXISTS', scripts.position.sha1, scripts.enterIfAbsent.sha1)).toEqual([1, 1]);
+      expect(await fault.admin.script('EXISTS', scripts.position.sha1, scripts.enterIfAbsent.sha1)).toEqual([1, 1]);
     } finally {
       probe.close();
     }
@@ -162,7 +145,7 @@ describe.each(OFFLINE_SETUPS)('a call made while disconnected, on $label', (setu
   const refusedOffline = setup.kind === 'ioredis' ? /enableOfflineQueue options is false/ : /^The client is offline$/;
 
   it('a reconnection held up by a blackhole: the call fails within operationTimeoutMs; queued, it is sent late and a late enter writes nothing', async () => {
-    const proxy = await FaultProxy.start({ port: server.port });
+    const proxy = await FaultProxy.start({ port: fault.server.port });
     const client = await connectClient(setup.kind, proxy.url, { ...setup.options, ioredis: { maxRetriesPerRequest: 1 } });
     try {
       const name = uniqueName('q');
@@ -175,8 +158,8 @@ describe.each(OFFLINE_SETUPS)('a call made while disconnected, on $label', (setu
       proxy.startBlackhole();
       proxy.resetAll();
       await waitFor(() => client.reconnects >= 1 && proxy.connections >= 1, 'the reconnection');
-      const before = scriptStats(await admin.info('commandstats'));
-      const refusedBefore = await lateEntersRefused(admin);
+      const before = scriptStats(await fault.admin.info('commandstats'));
+      const refusedBefore = await lateEntersRefused(fault.admin);
       const sent = proxy.count(isScript(scripts.enterIfAbsent));
 
       const late = await timed(() => queue.enter('late'));
@@ -192,8 +175,8 @@ describe.each(OFFLINE_SETUPS)('a call made while disconnected, on $label', (setu
       await waitFor(() => answers(queue, 'alice'), 'the client to recover');
       await sleep(50);
 
-      const after = scriptStats(await admin.info('commandstats'));
-      const refused = (await lateEntersRefused(admin)) - refusedBefore;
+      const after = scriptStats(await fault.admin.info('commandstats'));
+      const refused = (await lateEntersRefused(fault.admin)) - refusedBefore;
       sent.stop();
       // Server-side: the queued enter reached Redis once and was refused (an error reply of
       // the script: a failed call); without the offline queue it never reached Redis.
@@ -201,11 +184,11 @@ describe.each(OFFLINE_SETUPS)('a call made while disconnected, on $label', (setu
       expect(refused).toBe(queued ? 1 : 0);
       expect(after.failedCalls - before.failedCalls).toBe(queued ? 1 : 0);
       // Either way nothing was written: no member, no sequence number drawn.
-      expect(await admin.zrange(keys.waiting, 0, -1)).toEqual(['alice']);
-      expect(await admin.hget(keys.meta, 'seq')).toBe('1');
+      expect(await fault.admin.zrange(keys.waiting, 0, -1)).toEqual(['alice']);
+      expect(await fault.admin.hget(keys.meta, 'seq')).toBe('1');
       // The member's retry joins once, behind alice.
       expect(await queue.enter('late')).toMatchObject({ status: 'WAITING', rank: 1 });
-      expect(await admin.hget(keys.meta, 'seq')).toBe('2');
+      expect(await fault.admin.hget(keys.meta, 'seq')).toBe('2');
     } finally {
       client.close();
       await proxy.close();

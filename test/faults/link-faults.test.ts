@@ -4,8 +4,7 @@
 // within operationTimeoutMs; afterwards nothing acknowledged is lost or doubled. A file of its
 // own (its own redis-server) so it runs beside test/faults/connection-faults.test.ts.
 
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FaultProxy } from '../support/fault-proxy.js';
 import {
   ALL_SETUPS,
@@ -16,33 +15,16 @@ import {
   expectResetBehaviour,
   runLoad,
   summary,
+  useFaultServer,
 } from '../support/fault-load.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { sleep } from '../support/unique.js';
 
-let server: RedisServer;
-let admin: Redis; // straight to Redis, not through the proxy
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => void unhandled.push(reason);
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  process.on('unhandledRejection', onUnhandled);
-});
-afterEach(() => {
-  expect(unhandled, 'unhandled rejections').toEqual([]);
-});
-afterAll(async () => {
-  process.off('unhandledRejection', onUnhandled);
-  admin?.disconnect();
-  await server?.stop();
-});
+const fault = useFaultServer();
 
 describe('link faults through the fault proxy', () => {
   let proxy: FaultProxy;
   beforeAll(async () => {
-    proxy = await FaultProxy.start({ port: server.port });
+    proxy = await FaultProxy.start({ port: fault.server.port });
   });
   afterAll(async () => {
     await proxy?.close();
@@ -50,8 +32,8 @@ describe('link faults through the fault proxy', () => {
 
   it.each(ALL_SETUPS)('a TCP reset of every connection every 100 ms on $label: StoreUnavailableError or success, nothing lost or doubled', async (setup) => {
     let resets = 0;
-    const r = await runLoad(admin, setup, proxy.url, async () => void (resets += proxy.resetAll()), 100, 3000);
-    const totals = await expectInvariants(admin, r);
+    const r = await runLoad(fault.admin, setup, proxy.url, async () => void (resets += proxy.resetAll()), 100, 3000);
+    const totals = await expectInvariants(fault.admin, r);
     expectOnlyStoreUnavailable(r);
     expectResetBehaviour(setup, r);
     expect(resets).toBeGreaterThan(10);
@@ -65,8 +47,8 @@ describe('link faults through the fault proxy', () => {
     // caller retries (node-redis), the others go on (admitting too): a re-sent admit must
     // still be a repeat, not a second issue of its tokens.
     let resets = 0;
-    const r = await runLoad(admin, setup, proxy.url, async () => void (proxy.resetOne(resets++) || resets--), 30, 3000);
-    const totals = await expectInvariants(admin, r);
+    const r = await runLoad(fault.admin, setup, proxy.url, async () => void (proxy.resetOne(resets++) || resets--), 30, 3000);
+    const totals = await expectInvariants(fault.admin, r);
     expectOnlyStoreUnavailable(r);
     expect(resets).toBeGreaterThan(30);
     expect(proxy.errors).toEqual([]);
@@ -77,7 +59,7 @@ describe('link faults through the fault proxy', () => {
     // One long blackhole in the middle of the run, started by the first "fault" call.
     let started = false;
     const r = await runLoad(
-      admin,
+      fault.admin,
       setup,
       proxy.url,
       async () => {
@@ -90,7 +72,7 @@ describe('link faults through the fault proxy', () => {
       100,
       3000,
     );
-    const totals = await expectInvariants(admin, r);
+    const totals = await expectInvariants(fault.admin, r);
     const failures = expectOnlyStoreUnavailable(r);
     expect(failures).toBeGreaterThan(0); // calls in the blackhole timed out...
     expect(r.slowestFailureMs).toBeLessThan(OPERATION_TIMEOUT_MS + 500); // ...within the bound, never hanging

@@ -3,12 +3,44 @@
 // run concurrent enters, position polls, admits, claims and consumes for a few seconds while a
 // fault repeats; then the invariants are read from Redis itself.
 
-import type { Redis } from 'ioredis';
-import { expect } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { RedisStore, StoreUnavailableError, WaitingQueue, type Admission, type Claim } from '../../src/index.js';
 import { queueKeys } from '../../src/store/keys.js';
 import { connectClient, scriptStats, type ClientSetup, type TestClient } from './redis-clients.js';
+import { startRedisServer, type RedisServer } from './redis-server.js';
 import { sleep, uniqueName } from './unique.js';
+
+/** A fault file's own redis-server and its admin connection, set once its `beforeAll` ran. */
+export interface FaultServer {
+  server: RedisServer;
+  /** Straight to Redis, never faulted: CLIENT KILL skips the caller, and it does not go through a proxy. */
+  admin: Redis;
+}
+
+/**
+ * Starts the file's redis-server and admin connection before its tests and stops them after;
+ * every test must leave no unhandled rejection behind (a fault must never cause one).
+ */
+export function useFaultServer(): FaultServer {
+  const fault = {} as FaultServer;
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+  beforeAll(async () => {
+    fault.server = await startRedisServer();
+    fault.admin = new Redis(fault.server.url, { maxRetriesPerRequest: 1 });
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterEach(() => {
+    expect(unhandled, 'unhandled rejections').toEqual([]);
+  });
+  afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled);
+    fault.admin?.disconnect();
+    await fault.server?.stop();
+  });
+  return fault;
+}
 
 export const RATE = 40; // admissions per second
 export const BURST = 20;
