@@ -16,16 +16,6 @@ const MAX_PENDING = 20_000;
 /** Members whose last recording this instance remembers, at most (oldest forgotten first: they are recorded again). */
 const MAX_RECORDED = 500_000;
 
-/**
- * What records `answer`, a READY, as picked up once called (an event stream calls it when it wrote
- * the READY to its open connection); nothing without `presence`, a READY or a pick-up timeout.
- */
-export function pickUpLater(presence: Presence | null, memberId: string, answer: MemberSnapshot, required: boolean): () => void {
-  return () => {
-    if (presence && required && answer.status === 'READY') presence.note(memberId, 'pickedUp', answer.now);
-  };
-}
-
 /** What one flush records: waiting members seen near the head, and READY answers (pick-ups). */
 export interface PresenceBatch {
   seen: string[];
@@ -78,6 +68,11 @@ export class Presence {
   notePoll(memberId: string, answer: MemberSnapshot, head: number | undefined, pickupRequired: boolean): void {
     if (answer.status === 'WAITING' && head !== undefined && answer.rank !== null && answer.rank < head)
       this.note(memberId, 'seen', answer.now, answer.score ?? null);
+    this.notePickUp(memberId, answer, pickupRequired);
+  }
+
+  /** A READY answer given to its member (a poll's reply, or written to its event stream) is its pick-up, where one is required. */
+  notePickUp(memberId: string, answer: MemberSnapshot, pickupRequired: boolean): void {
     if (answer.status === 'READY' && pickupRequired) this.note(memberId, 'pickedUp', answer.now);
   }
 

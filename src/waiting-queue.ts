@@ -10,7 +10,7 @@ import { parseQueueOptions, type QueueConfig, type WaitingQueueOptions } from '.
 import { parseEnterOptions, type QueueEnterOptions } from './enter-options.js';
 import { PositionCache, WATCH_HEAD_MOVES, watchHeadMovesOf, type WatchHeadMoves } from './position-cache.js';
 import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
-import { LOOK_POSITION, pickUpLater, presenceFor, type Presence } from './presence.js';
+import { LOOK_POSITION, presenceFor, type Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { queueStats } from './queue-figures.js';
 import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
@@ -171,14 +171,14 @@ export class WaitingQueue {
     return (await this[LOOK_POSITION](memberId, true)).position;
   }
 
-  /** `position`; unless `pickUp`, a READY is recorded as read only by the `pickUp()` returned (a stream calls it once written). @internal */
-  async [LOOK_POSITION](memberId: MemberId, pickUp: boolean): Promise<{ position: Position; pickUp: () => void }> {
+  /** `position`; unless `pickUpNow`, a READY is recorded as read only by the `pickUp()` returned (a stream calls it once written). @internal */
+  async [LOOK_POSITION](memberId: MemberId, pickUpNow: boolean): Promise<{ position: Position; pickUp: () => void }> {
     const id = normalizeMemberId(memberId);
     const estimated = await this.#cache?.estimate(id);
     const snapshot = estimated ?? (await this.#calls.call('position', (s) => s.position(this.name, id)));
     if (!estimated) this.#cache?.remember(id, snapshot);
-    const position = await signedPosition(this.#config.signer, this.#position(snapshot, id, pickUp), id);
-    return { position, pickUp: pickUpLater(pickUp ? null : this.#presence, id, snapshot, this.#config.pickupTimeoutMs !== null) };
+    const position = await signedPosition(this.#config.signer, this.#position(snapshot, id, pickUpNow), id);
+    return { position, pickUp: () => void (pickUpNow || this.#presence?.notePickUp(id, snapshot, this.#config.pickupTimeoutMs !== null)) };
   }
 
   /** The member's status alone. */
