@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore, WaitingQueue, type Claim } from '../../src/index.js';
 import { processState } from '../support/fault-redis.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { signingWith } from '../support/signing-keys.js';
+import { COMPACT_JWS, signingWith } from '../support/signing-keys.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -24,7 +24,6 @@ const CLAIMER = join(root, 'test/support/fault-claimer.mjs');
 const LEASE_SECONDS = 1;
 const PRODUCT = 3; // the example shop's 'Glacier slip-on', 40 in stock
 /** A compact JWS (header.payload.signature, base64url): what a signed entry pass looks like. */
-const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
 interface Reply {
   op: string;

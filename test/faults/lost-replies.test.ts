@@ -23,7 +23,7 @@ import { scripts, type ScriptName } from '../../src/store/lua.generated.js';
 import { FaultProxy, isScript, parseCommand, replyEnd, type CommandMatcher } from '../support/fault-proxy.js';
 import { CLIENT_KINDS, connectClient, scriptStats, type ClientKind, type TestClient } from '../support/redis-clients.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { signingWith } from '../support/signing-keys.js';
+import { COMPACT_JWS, signingWith } from '../support/signing-keys.js';
 import { sleep, uniqueName } from '../support/unique.js';
 
 let server: RedisServer;
@@ -186,7 +186,6 @@ async function tokenRecords(keys: ReturnType<typeof queueKeys>) {
 }
 
 /** A compact JWS (header.payload.signature, base64url): what a signed entry pass looks like. */
-const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 /** The store's token behind a signed pass (SPEC §15): its `jti`. */
 const jtiOf = (pass: string) => (JSON.parse(Buffer.from(pass.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
 

@@ -38,7 +38,7 @@ import { EntryTokenError, MemoryStore, RedisStore, WaitingQueue, type Claim, typ
 import { queueKeys } from '../../src/store/keys.js';
 import { redisNowMs, shiftClockKeys, shiftQueueClock, SHIFT_CLOCK_LUA } from '../support/model-shift-clock.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { signingWith } from '../support/signing-keys.js';
+import { COMPACT_JWS, signingWith } from '../support/signing-keys.js';
 
 // ---------------------------------------------------------------------------------------
 // Configuration: chosen so that the few real milliseconds between commands cannot change
@@ -65,7 +65,6 @@ const MEMBERS: ReadonlyArray<{ key: string; forms: readonly MemberId[] }> = [
 ];
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 /** The signing keys of the signed runs' Redis side: Ed25519, whose signatures are deterministic. */
 const SIGNING = signingWith('model', 'EdDSA');
 const tokenIdOf = (token: string) => createHash('sha256').update(token).digest('hex').slice(0, 32);

@@ -24,7 +24,7 @@ const queue = new WaitingQueue({
   claimTtlSeconds: 1,
   ...(signing ? { signing } : {}),
 });
-const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/; // test/support/signing-keys.ts COMPACT_JWS (this child runs plain JavaScript)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const out = (record) => process.stdout.write(`${JSON.stringify(record)}\n`);
 

@@ -3,6 +3,9 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT, importPKCS8 } from 'jose';
 
+/** A compact JWS (header.payload.signature, base64url): what a signed entry pass looks like. */
+export const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+
 /** A fresh private key as a PKCS#8 PEM: ES256 (P-256) or EdDSA (Ed25519). */
 export function privateKeyPem(alg: 'ES256' | 'EdDSA' = 'ES256'): string {
   const pair = alg === 'ES256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync('ed25519');
