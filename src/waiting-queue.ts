@@ -13,7 +13,7 @@ import { parseReleaseOptions, type ReleaseOptions } from './release-options.js';
 import { LOOK_POSITION, presenceFor, type Presence } from './presence.js';
 import { buildPosition } from './position.js';
 import { queueStats } from './queue-figures.js';
-import { claimRefusal, newClaimId, newEntryToken, settleRequestOf, tokenIdOf } from './tokens.js';
+import { claimRefusal, newClaimId, newEntryToken, newEntryTokens, settleRequestOf, tokenIdOf } from './tokens.js';
 import { presenceHeadOf } from './rates.js';
 import { entersWithToken, safetyNetRequest } from './safety-net.js';
 import type { ControlsView, EnterOptions, MemberSnapshot, Store } from './store/store.js';
@@ -219,7 +219,7 @@ export class WaitingQueue {
   /** One admission step with `count` fresh tokens. */
   async #admitStep(count: number): Promise<StepResult> {
     const c = this.#config;
-    const result = await this.#calls.call('admit', (s) => s.admit(this.name, admitRequest(c, Array.from({ length: count }, newEntryToken))));
+    const result = await this.#calls.call('admit', (s) => s.admit(this.name, admitRequest(c, newEntryTokens(count))));
     this.#presence?.observe(result.expiresAt - c.entryTokenTtlMs);
     if (result.abandoned && result.abandoned.length > 0) {
       for (const memberId of result.abandoned) this.#cache?.forget(memberId);
