@@ -195,25 +195,28 @@ export class WaitingQueue {
   }
 
   /**
-   * Admits from the head of the queue, in FIFO order, as many as the shared token
-   * bucket, `admitBurst`, `maxActive` and the queue length allow, and issues each a
-   * token. Emits `admitted` when any member was admitted.
+   * Admits from the head of the queue, in FIFO order, as many as the shared token bucket, `admitBurst`,
+   * `maxActive` and the queue length allow, and issues each a token (with `signing`, its signed pass).
+   * Emits `admitted` when any member was admitted.
    *
-   * Its work follows what can be admitted, not `admitBurst`: a step is sent with about
-   * as many fresh tokens as the last step found admittable (at least 16); when the
-   * store finds more admittable, a second step is sent at once with exactly that many.
+   * Its work follows what can be admitted, not `admitBurst`: a step is sent with about as many fresh tokens
+   * as the last step found admittable (at least 16); when the store finds more, a second step is sent at once.
    * @throws {@link StoreUnavailableError} (a repeat is safe: it can never exceed the bucket).
    */
   async admit(): Promise<Admission[]> {
+    return signedAdmissions(this.#config.signer, await this.#admitUnsigned());
+  }
+
+  /** admit() without signing: the admitter's timer drops the result; a member's pass is signed when it looks. */
+  async #admitUnsigned(): Promise<Admission[]> {
     // This instance's latest signs of life first: nobody it just answered is dropped.
     await this.#presence?.flush();
     const admitted = await this.#steps.admit();
-    const admissions = await signedAdmissions(this.#config.signer, admitted);
-    if (admissions.length > 0) {
-      for (const a of admissions) this.#cache?.forget(a.memberId);
+    if (admitted.length > 0) {
+      for (const a of admitted) this.#cache?.forget(a.memberId);
       this.#events.emit('admitted', admittedEvent(admitted));
     }
-    return admissions;
+    return admitted;
   }
 
   /** One admission step with `count` fresh tokens. */
@@ -240,16 +243,15 @@ export class WaitingQueue {
    */
   startAdmitter(options: AdmitterOptions = {}): Admitter {
     const { intervalMs } = parseAdmitterOptions(options);
-    return startReportingTimer(() => this.admit(), intervalMs, this.#events);
+    return startReportingTimer(() => this.#admitUnsigned(), intervalMs, this.#events);
   }
 
   /**
    * Claims the member's token for one request (READY -> CLAIMED under a lease of
    * `claimTtlSeconds`). Call `consume` after the order committed, `release` after it rolled back.
    * With `signing`, the token is a signed pass: one that does not verify is refused before any store call.
-   * @throws {@link EntryTokenError} `MISSING` (empty), `INVALID` (not this member's
-   *   live token), `IN_USE` (claimed by another live lease); {@link InvalidMemberIdError};
-   *   {@link StoreUnavailableError} (retrying is safe).
+   * @throws {@link EntryTokenError} `MISSING` (empty), `INVALID` (not this member's live token), `IN_USE` (claimed by
+   *   another live lease); {@link InvalidMemberIdError}; {@link StoreUnavailableError} (retrying is safe).
    */
   async claim(memberId: MemberId, token: string | null | undefined): Promise<Claim> {
     const id = normalizeMemberId(memberId);
@@ -309,10 +311,9 @@ export class WaitingQueue {
   }
 
   /**
-   * After {@link QueueStateLostError} (the queue's state vanished from Redis, e.g.
-   * FLUSHALL or a restart without persistence) and after an operator has looked:
-   * accept the state the store holds now on this instance, possibly an empty
-   * queue. Call it on every app instance (restarting them does the same).
+   * After {@link QueueStateLostError} (the queue's state vanished from Redis, e.g. FLUSHALL or a restart without persistence)
+   * and after an operator has looked: accept the state the store holds now on this instance, possibly an empty queue.
+   * Call it on every app instance (restarting them does the same).
    */
   async reinitialize(): Promise<void> {
     this.#cache?.invalidate();
@@ -320,9 +321,8 @@ export class WaitingQueue {
   }
 
   /**
-   * Counters of this queue, over every instance: members waiting and holding tokens
-   * now, the admission rate, totals since the queue began and the wait of the last
-   * 10 minutes' admissions (kept in the store).
+   * Counters of this queue, over every instance: members waiting and holding tokens now, the admission rate,
+   * totals since the queue began and the wait of the last 10 minutes' admissions (kept in the store).
    */
   async stats(): Promise<QueueStats> {
     return withShadowed(queueStats(await this.#calls.call('stats', (store) => store.stats(this.name)), this.#config), this);
