@@ -12,7 +12,8 @@
 // admitted member's estimatedWaitSeconds at entry and at half its wait vs the wait it then
 // had, bench/sim/estimates.mjs); writes docs/images/perf-sim-*.svg and
 // bench/results/simulate-latest.json. About 2 minutes.
-// SIM_RATE_AFTER, SIM_RATE_CHANGE_AT ('null': no change), SIM_SILENT (share that stops polling).
+// SIM_RATE_AFTER, SIM_RATE_CHANGE_AT ('null': no change), SIM_SILENT (share that stops polling),
+// SIM_SUFFIX (a variant: its own result file and estimate charts, the default run's kept).
 //
 // --short: the same on 500 shoppers in 2 s, 15/s then 30/s at 10 s (about 30 s; run by
 // test/bench/simulate-short.test.ts); writes only the result JSON, to SIM_OUT or
@@ -57,6 +58,11 @@ const args = process.argv.slice(2);
 const classic = !args.includes('--abandonment');
 const short = classic && args.includes('--short');
 const env = (name, fallback) => (process.env[name] ? Number(process.env[name]) : fallback);
+// SIM_SUFFIX=x: a variant's files beside the default run's: simulate-x-latest.json, perf-sim-estimates-x.svg.
+const suffix = process.env.SIM_SUFFIX ?? '';
+if (!/^[a-z0-9-]*$/.test(suffix)) throw new Error(`SIM_SUFFIX: lowercase letters, digits and - only, not ${JSON.stringify(suffix)}`);
+const suffixed = (file) =>
+  suffix ? file.replace(/(-latest)?\.(json|svg)$/, (_, latest = '', ext) => (latest ? `-${suffix}${latest}.${ext}` : `-${suffix}.${ext}`)) : file;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const fullRun = {
@@ -550,9 +556,7 @@ function printChecks(config, summary, prefix = '') {
   log(
     `${prefix}  ${ok(summary.admissionsOverBucketBound === 0)} admissions/s while members waited: mean ${summary.admissionsPerSecondWhileWaiting.mean}, max ${summary.admissionsPerSecondWhileWaiting.max} (configured ${config.admitRatePerSecond}/s); over any window <= rate x window + burst: exceeded by ${summary.admissionsOverBucketBound}`,
   );
-  log(
-    `${prefix}  ${ok(summary.membersLost === 0)} members lost: ${summary.membersLost} (told NOT_ENTERED while waiting: ${summary.notEnteredWhileWaiting})`,
-  );
+  log(`${prefix}  ${ok(summary.membersLost === 0)} members lost: ${summary.membersLost} (told NOT_ENTERED while waiting: ${summary.notEnteredWhileWaiting})`);
   log(`${prefix}  ${ok(summary.fifoViolations === 0)} FIFO violations: ${summary.fifoViolations} (${summary.fifo.admitted} admissions checked)`);
   log(
     `${prefix}  ${ok(summary.duplicateTokenOrders === 0)} orders ${summary.orders} (in DB ${summary.ordersInDb}), two orders on one token: ${summary.duplicateTokenOrders}; orders failed ${s.orderFailed}`,
@@ -572,20 +576,18 @@ function printHonesty(summary, prefix = '') {
   const h = summary.estimateHonesty;
   if (!h) return;
   for (const c of summary.rateChanges ?? [])
-    log(
-      `${prefix}  rate change at ${c.atSeconds} s: ${JSON.stringify(c.patch)} -> ${c.error ? `failed: ${c.error}` : `${c.admitRatePerSecond}/s in force`}`,
-    );
+    log(`${prefix}  rate change at ${c.atSeconds} s: ${JSON.stringify(c.patch)} -> ${c.error ? `failed: ${c.error}` : `${c.admitRatePerSecond}/s in force`}`);
   const line = (name, e) =>
     `${prefix}  ${ok(e.meetsTargets)} estimate honesty ${name}: median ${e.medianPct}%, p90 ${e.p90Pct}% (targets <= ${h.targets.medianPct}%, <= ${h.targets.p90Pct}%) of the actual wait; signed median ${e.signedMedianPct}% (p10 ${e.signedP10Pct}%, p90 ${e.signedP90Pct}%); ${e.estimated} members${e.unestimated ? `, ${e.unestimated} shown no estimate` : ''}`;
-  log(
-    `${prefix}  members admitted who entered waiting: ${h.admittedWhoEnteredWaiting}, of them waited >= ${h.minWaitSeconds} s: ${h.waitedAtLeastMin}`,
-  );
+  log(`${prefix}  members admitted who entered waiting: ${h.admittedWhoEnteredWaiting}, of them waited >= ${h.minWaitSeconds} s: ${h.waitedAtLeastMin}`);
   for (const [name, e] of [
     ['at entry', h.atEntry],
     ['at half the wait', h.atHalfWait],
   ])
     log(e.estimated ? line(name, e) : `${prefix}  estimate honesty ${name}: no member estimated who waited >= ${h.minWaitSeconds} s`);
   if (h.atHalfWaitAfterRateChange?.estimated) log(line('at half the wait, shown after the rate change', h.atHalfWaitAfterRateChange));
+  if (h.atEntryAdmittedBeforeRateChange?.estimated) log(line('at entry, admitted before the rate change', h.atEntryAdmittedBeforeRateChange));
+  if (h.atEntryAdmittedAfterRateChange?.estimated) log(line('at entry, told before the change and admitted after it', h.atEntryAdmittedAfterRateChange));
   const n = h.neverShrinksWhileNobodyAdmitted;
   const r = n.rankDidNotFall;
   log(
@@ -705,7 +707,10 @@ try {
           ]),
         );
     if (!short && summary.estimateHonesty) Object.assign(charts, honestyCharts(raw.load.estimates, summary.estimateHonesty, sub));
-    for (const [file, svg] of Object.entries(charts)) writeFileSync(join(images, file), svg);
+    // A variant (SIM_SUFFIX, e.g. another rate change) keeps the default run's files: its result and its
+    // estimate charts get the suffix, and the other charts are not written.
+    if (suffix) for (const file of Object.keys(charts)) if (!file.includes('estimate')) delete charts[file];
+    for (const [file, svg] of Object.entries(charts)) writeFileSync(join(images, suffixed(file)), svg);
 
     const result = {
       date: new Date().toISOString(),
@@ -714,10 +719,10 @@ try {
       config,
       summary,
       series,
-      charts: Object.keys(charts).map((f) => `docs/images/${f}`),
+      charts: Object.keys(charts).map((f) => `docs/images/${suffixed(f)}`),
       seconds: Math.round((performance.now() - started) / 1000),
     };
-    const out = short ? (process.env.SIM_OUT ?? join(os.tmpdir(), 'waitgate-simulate-short.json')) : join(here, 'results', 'simulate-latest.json');
+    const out = short ? (process.env.SIM_OUT ?? join(os.tmpdir(), 'waitgate-simulate-short.json')) : join(here, 'results', suffixed('simulate-latest.json'));
     writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 
     log(
@@ -728,11 +733,11 @@ try {
     );
     printChecks(config, summary);
     log(
-      `wrote ${short ? out : 'bench/results/simulate-latest.json'}${
+      `wrote ${short ? out : `bench/results/${suffixed('simulate-latest.json')}`}${
         short
           ? ''
           : ` and ${Object.keys(charts)
-              .map((f) => `docs/images/${f}`)
+              .map((f) => `docs/images/${suffixed(f)}`)
               .join(', ')}`
       } (${result.seconds} s in all)`,
     );
@@ -777,7 +782,7 @@ try {
       base,
       variants: VARIANTS,
       runs,
-      charts: Object.keys(charts).map((f) => `docs/images/${f}`),
+      charts: Object.keys(charts).map((f) => `docs/images/${suffixed(f)}`),
       seconds: Math.round((performance.now() - started) / 1000),
     };
     writeFileSync(join(here, 'results', 'simulate-abandonment-latest.json'), `${JSON.stringify(result, null, 2)}\n`);

@@ -103,6 +103,22 @@ export function honestyOf(estimates, { minWaitSeconds = 10, rateChange = null, r
               after.length,
             );
           })(),
+          // At entry, split by whether the member was admitted before the change (the rate it was
+          // told held for its whole wait) or after it (its wait spanned a rate it could not know).
+          atEntryAdmittedBeforeRateChange: (() => {
+            const before = long.filter((m) => m.enteredAt + m.wait * 1000 < rateChangedAt);
+            return errorsOf(
+              before.map((m) => [m.atEntry, m.wait]),
+              before.length,
+            );
+          })(),
+          atEntryAdmittedAfterRateChange: (() => {
+            const spanning = long.filter((m) => m.enteredAt < rateChangedAt && m.enteredAt + m.wait * 1000 >= rateChangedAt);
+            return errorsOf(
+              spanning.map((m) => [m.atEntry, m.wait]),
+              spanning.length,
+            );
+          })(),
           atEntryAfterRateChange: (() => {
             const after = long.filter((m) => m.enteredAt >= rateChangedAt);
             return errorsOf(
