@@ -15,13 +15,15 @@ import { hasTokenShape } from '../tokens.js';
 export const QUEUE_CLOCK_TOLERANCE_SECONDS = 5;
 /** Passes signed lately, so a member polling while READY is not signed anew each time. */
 const CACHE_SIZE = 10_000;
+/** Forgotten at once when the cache is full: its oldest sixteenth (src/bounded.ts says why). */
+const CACHE_SLACK = CACHE_SIZE / 16;
 
 export class PassSigner {
   readonly #queue: string;
   readonly #ttlMs: number;
   readonly #signatures: PassSignatures;
   readonly #jwks: { keys: PublicJwk[] };
-  readonly #signed = new Map<string, string>();
+  readonly #signed = new Map<string, Promise<string>>();
 
   constructor(keys: readonly SigningKey[], queue: string, tokenTtlMs: number) {
     this.#signatures = new PassSignatures(keys);
@@ -39,14 +41,18 @@ export class PassSigner {
    * The pass of a token (`jti`, what the store keeps). Issued at the token's admission (its
    * expiry less the TTL, so every instance dates it alike), valid until its expiry.
    */
-  async sign(memberId: string, jti: string, expiresAt: number): Promise<string> {
+  sign(memberId: string, jti: string, expiresAt: number): Promise<string> {
     const cached = this.#signed.get(jti);
     if (cached !== undefined) return cached;
     const issuedAt = Math.floor((expiresAt - this.#ttlMs) / 1000);
     const claims = { iss: PASS_ISSUER, aud: this.#queue, sub: memberId, jti, iat: issuedAt, nbf: issuedAt, exp: Math.floor(expiresAt / 1000) };
+    // The promise is kept: a poll that reads the pass while it is being signed waits for that signature.
     const pass = this.#signatures.sign(claims);
-    dropOldest(this.#signed, CACHE_SIZE - 1);
+    dropOldest(this.#signed, CACHE_SIZE - 1, CACHE_SLACK);
     this.#signed.set(jti, pass);
+    pass.catch(() => {
+      if (this.#signed.get(jti) === pass) this.#signed.delete(jti); // the next read signs again
+    });
     return pass;
   }
 
